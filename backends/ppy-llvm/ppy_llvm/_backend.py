@@ -1,0 +1,72 @@
+"""`LlvmBackend`: the ``llvm`` entry point of ``ppy.backends``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ._errors import LlvmBackendError, reason
+from .loader import CompiledKernel
+
+
+class LlvmBackend:
+    """CPU kernels for fused NumPy tensor IR, bit-exact with NumPy.
+
+    Nothing happens at construction: llvmlite, the host probe and the
+    transcendental proof run on first `fingerprint` / `can_lower` / `lower`.
+    """
+
+    name: ClassVar[str] = "llvm"
+
+    def fingerprint(self) -> str:
+        """``v1:llvm=X:cpu=NAME:features=<sha256 prefix>``."""
+        from ._host import fingerprint
+
+        return fingerprint()
+
+    def can_lower(self, func_op: Any) -> str | None:
+        """None if `func_op` lowers, else the coded reason it stays NumPy."""
+        from ._from_ir import spec_from_func
+
+        try:
+            spec = spec_from_func(func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath")))
+        except LlvmBackendError as exc:
+            return reason(exc.code, exc.detail)
+        except (KeyError, AttributeError, IndexError) as exc:
+            return reason("E2107", f"{type(exc).__name__}: {exc}")
+        return self.can_lower_spec(spec)
+
+    def can_lower_spec(self, spec: Any) -> str | None:
+        """`can_lower` for a `KernelSpec`: every NumPy loop it calls must be proven."""
+        loops = spec.loop_ops()
+        if not loops:
+            return None
+        try:
+            from ._proof import proven
+
+            verdict = proven()
+        except (LlvmBackendError, ImportError, OSError) as exc:
+            return reason("E2104", f"{', '.join(loops)} (proof could not run: {exc})")
+        bad = [f"np.{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"]
+        return reason("E2104", "; ".join(bad)) if bad else None
+
+    def lower(self, func_op: Any, ctx: Any = None) -> CompiledKernel:
+        """Compile `func_op` into a kernel in a shared library."""
+        from ._build import compile_specs
+        from ._from_ir import spec_from_func
+
+        why = self.can_lower(func_op)
+        if why is not None:
+            raise LlvmBackendError("E2103", why)
+        spec = spec_from_func(func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath")))
+        return compile_specs([spec])[0]
+
+    def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
+        """Runtime side (no llvmlite): (address, keepalive) or None -> NumPy."""
+        from .loader import kernel_address
+
+        return kernel_address(kernel)
+
+
+def create_backend() -> LlvmBackend:
+    """Entry point ``ppy.backends: llvm``."""
+    return LlvmBackend()

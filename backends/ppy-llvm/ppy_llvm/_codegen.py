@@ -1,0 +1,181 @@
+"""Kernel functions in LLVM IR text: one loop over the operands' buffers.
+
+ABI (C), all pointers to float64 data of exact C-contiguous arrays::
+
+    typedef struct { PyUFuncGenericFunction fn; void *data; } ppy_loop;
+    /* elementwise: out[i] = f(...) for begin <= i < end (out is double* or npy_bool*) */
+    void   NAME(char *const *arrays, const double *scalars, void *out,
+                int64_t begin, int64_t end, const ppy_loop *loops);
+    /* reductions over lo <= i < lo+n: sum/mean -> NumPy's pairwise_sum of f
+       (the caller adds the 0.0 seed / divides), prod -> sequential product from
+       1.0, max/min -> extremum, NaN if any element is NaN */
+    double NAME(char *const *arrays, const double *scalars, int64_t lo, int64_t n,
+                const ppy_loop *loops);
+
+Elements computed by a NumPy loop (``sin``, ``power`` ...) are evaluated block
+by block (`BLOCK` elements, a multiple of every SIMD width, blocks starting at
+multiples of BLOCK from index 0) into stack buffers by calling that loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ._irtext import Emitter, f64_literal
+from ._lower import Lowering, LowerCtx
+from ._spec import KernelSpec, loop_name
+
+BLOCK = 256
+LEAF = 128  # NumPy's PW_BLOCKSIZE
+VEC = 8  # lanes per vector iteration (also NumPy's 8 pairwise accumulators)
+
+
+@dataclass(slots=True)
+class KernelEmit:
+    """State for emitting one kernel function."""
+
+    spec: KernelSpec
+    lowerings: Mapping[str, Lowering]
+    em: Emitter
+    base: dict[int, str] = field(default_factory=dict)  # array leaf -> data ptr
+    scalar_ptr: dict[int, str] = field(default_factory=dict)
+    scalar_val: dict[int, str] = field(default_factory=dict)
+    buffers: dict[int, str] = field(default_factory=dict)
+    const_ptr: dict[int, str] = field(default_factory=dict)
+    big: str = "true"
+
+    @property
+    def loop_nodes(self) -> list[int]:
+        """Value ids computed by a NumPy loop call, in SSA order."""
+        nl = len(self.spec.leaves)
+        return [nl + k for k, n in enumerate(self.spec.nodes) if loop_name(n, self.spec)]
+
+    def ctx(self, width: int) -> LowerCtx:
+        """A lowering context at `width`."""
+        return LowerCtx(self.em, width, not self.spec.fastmath, self.spec, self.big)
+
+    def load_leaves(self) -> None:
+        """Load array base pointers and scalar values in the entry block."""
+        na = ns = 0
+        for vid, kind in enumerate(self.spec.leaves):
+            if kind == "array":
+                slot = self.em.assign(f"getelementptr ptr, ptr %arrays, i64 {na}")
+                self.base[vid] = self.em.assign(f"load ptr, ptr {slot}, align 8", "arr")
+                na += 1
+            else:
+                self.scalar_ptr[vid] = self.em.assign(f"getelementptr double, ptr %scalars, i64 {ns}")
+                self.scalar_val[vid] = self.em.assign(f"load double, ptr {self.scalar_ptr[vid]}, align 8", "s")
+                ns += 1
+        for vid in self.loop_nodes:
+            node = self.spec.nodes[vid - len(self.spec.leaves)]
+            for a in node.args:
+                if a >= len(self.spec.leaves) and self.spec.nodes[a - len(self.spec.leaves)].op != "const":
+                    self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
+            self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
+
+    def offset(self, ptr: str, index: str, bool_out: bool = False) -> str:
+        """``ptr + index`` elements."""
+        return self.em.assign(f"getelementptr {'i8' if bool_out else 'double'}, ptr {ptr}, i64 {index}")
+
+    def ptrs_at(self, index: str) -> dict[int, str]:
+        """Array leaf pointers advanced to `index`."""
+        return {vid: self.offset(p, index) for vid, p in self.base.items()}
+
+    def value(self, vid: int, width: int, ptrs: dict[int, str], i: str, memo: dict[int, str]) -> str:
+        """Emit the value of `vid` at lanes ``i .. i+width`` (recursively, memoized)."""
+        if vid in memo:
+            return memo[vid]
+        ctx = self.ctx(width)
+        if vid in ptrs:
+            p = self.offset(ptrs[vid], i)
+            out = self.em.assign(f"load {ctx.ft}, ptr {p}, align 8")
+        elif vid in self.scalar_val:
+            out = self.splat_var(self.scalar_val[vid], width)
+        else:
+            node = self.spec.nodes[vid - len(self.spec.leaves)]
+            args = [self.value(a, width, ptrs, i, memo) for a in node.args]
+            out = self.lowerings[node.op](ctx, node, args)
+        memo[vid] = out
+        return out
+
+    def splat_var(self, scalar: str, width: int) -> str:
+        """Broadcast an SSA double to `width` lanes."""
+        if width == 1:
+            return scalar
+        one = self.em.assign(f"insertelement <{width} x double> poison, double {scalar}, i64 0")
+        return self.em.assign(
+            f"shufflevector <{width} x double> {one}, <{width} x double> poison, <{width} x i32> zeroinitializer"
+        )
+
+    def stage(self, count: str, ptrs: dict[int, str], root: str | int, dest: str) -> None:
+        """``dest[i] = value(root)`` for ``0 <= i < count``: vector loop then scalar tail."""
+        vid = int(root)
+        bool_out = self.spec.value_is_bool(vid)
+
+        def body(width: int):
+            def emit(i: str, _acc: list[str]) -> list[str]:
+                v = self.value(vid, width, ptrs, i, {})
+                p = self.offset(dest, i, bool_out)
+                if bool_out:
+                    ty = "i8" if width == 1 else f"<{width} x i8>"
+                    src = "i1" if width == 1 else f"<{width} x i1>"
+                    v = self.em.assign(f"zext {src} {v} to {ty}")
+                    self.em.emit(f"store {ty} {v}, ptr {p}, align 1")
+                else:
+                    self.em.emit(f"store {self.ctx(width).ft} {v}, ptr {p}, align 8")
+                return []
+
+            return emit
+
+        def vec_limit(i: str) -> str:
+            e = self.em.assign(f"add i64 {i}, {VEC}")
+            return self.em.assign(f"icmp sle i64 {e}, {count}")
+
+        i, _ = self.em.counted_loop("0", vec_limit, VEC, [], body(VEC))
+        self.em.counted_loop(i, lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"), 1, [], body(1))
+
+    def loop_arg(self, vid: int, ptrs: dict[int, str]) -> tuple[str, int]:
+        """(pointer, byte stride) of one input of a NumPy loop call."""
+        if vid in ptrs:
+            return ptrs[vid], 8
+        if vid in self.scalar_ptr:
+            return self.scalar_ptr[vid], 0
+        if vid not in self.const_ptr:
+            p = self.em.alloca("double", 8)
+            value = self.spec.nodes[vid - len(self.spec.leaves)].attr("value")
+            self.em.entry_lines.append(f"  store double {f64_literal(float(value))}, ptr {p}, align 8")  # type: ignore[arg-type]
+            self.const_ptr[vid] = p
+        return self.const_ptr[vid], 0
+
+    def call_loop(self, vid: int, count: str, ptrs: dict[int, str]) -> None:
+        """Call NumPy's inner loop for node `vid` over ``count`` elements."""
+        node = self.spec.nodes[vid - len(self.spec.leaves)]
+        index = self.spec.loop_ops().index(loop_name(node, self.spec) or "")
+        operands = [self.loop_arg(a, ptrs) for a in node.args] + [(self.buffers[vid], 8)]
+        k = len(operands)
+        args, steps, dims = self.em.alloca(f"[{k} x ptr]", 8), self.em.alloca(f"[{k} x i64]", 8), self.em.alloca("i64", 8)
+        for j, (p, stride) in enumerate(operands):
+            slot = self.em.assign(f"getelementptr [{k} x ptr], ptr {args}, i64 0, i64 {j}")
+            self.em.emit(f"store ptr {p}, ptr {slot}, align 8")
+            sslot = self.em.assign(f"getelementptr [{k} x i64], ptr {steps}, i64 0, i64 {j}")
+            self.em.emit(f"store i64 {stride}, ptr {sslot}, align 8")
+        self.em.emit(f"store i64 {count}, ptr {dims}, align 8")
+        fslot = self.em.assign(f"getelementptr {{ptr, ptr}}, ptr %loops, i64 {index}, i32 0")
+        dslot = self.em.assign(f"getelementptr {{ptr, ptr}}, ptr %loops, i64 {index}, i32 1")
+        fn = self.em.assign(f"load ptr, ptr {fslot}, align 8")
+        data = self.em.assign(f"load ptr, ptr {dslot}, align 8")
+        self.em.emit(f"call void {fn}(ptr {args}, ptr {dims}, ptr {steps}, ptr {data}) #1")
+
+    def materialize(self, count: str, ptrs: dict[int, str], dest: str) -> None:
+        """Evaluate the result over ``count`` elements into `dest`, loop calls first."""
+        ptrs = dict(ptrs)
+        nl = len(self.spec.leaves)
+        for vid in self.loop_nodes:
+            for a in self.spec.nodes[vid - nl].args:
+                if a in self.buffers and a not in ptrs:
+                    self.stage(count, ptrs, a, self.buffers[a])
+                    ptrs[a] = self.buffers[a]
+            self.call_loop(vid, count, ptrs)
+            ptrs[vid] = self.buffers[vid]
+        self.stage(count, ptrs, self.spec.result, dest)

@@ -1,0 +1,85 @@
+"""The thin IR-facing layer: a ppy_core ``func.func`` holding one ``tensor.kernel``
+(or plain tensor ops) -> `KernelSpec`. Duck-typed on the core's op objects
+(``.name``, ``.operands``, ``.results``, ``.attributes``, ``.regions``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._errors import LlvmBackendError
+from ._spec import BINARY, EXACT_UNARY, LOOP_UNARY, PREDICATES, REDUCTIONS, KernelSpec, LeafKind, Node
+
+_SIMPLE = {f"tensor.{op}": op for op in (*BINARY, "neg", "abs", "select")}
+
+
+def _ops(block: Any) -> list[Any]:
+    return list(getattr(block, "ops", None) or getattr(block, "operations", []))
+
+
+def _leaf_kind(value: Any) -> LeafKind:
+    ty = value.type
+    if type(ty).__name__ == "TensorType":
+        if str(getattr(ty, "element", "f64")).lower() not in ("f64", "scalartype(f64)") and "f64" not in str(ty.element):
+            raise LlvmBackendError("E2103", f"tensor of {ty.element}")
+        return "array"
+    if "f64" in str(ty):
+        return "scalar"
+    raise LlvmBackendError("E2103", f"argument of type {ty}")
+
+
+def _body(func: Any) -> tuple[list[Any], list[Any]]:
+    """(leaf values, ops) of the kernel: the tensor.kernel region if there is one."""
+    block = func.body.blocks[0]
+    ops = _ops(block)
+    kernels = [op for op in ops if op.name == "tensor.kernel"]
+    if not kernels:
+        return list(block.args), ops
+    inner = kernels[0].regions[0].blocks[0]
+    outer_rest = [op for op in ops if op.name not in ("tensor.kernel", "func.return")]
+    return list(inner.args), _ops(inner) + outer_rest
+
+
+def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
+    """Translate; raises `LlvmBackendError` (E2103) for anything not lowerable."""
+    leaves, ops = _body(func)
+    ids: dict[int, int] = {id(v): k for k, v in enumerate(leaves)}
+    kinds = tuple(_leaf_kind(v) for v in leaves)
+    nodes: list[Node] = []
+    result: int | None = None
+    reduce: str | None = None
+    for op in ops:
+        if op.name in ("tensor.yield", "func.return"):
+            if op.operands:
+                result = ids[id(op.operands[0])]
+            continue
+        if op.name == "tensor.reduce":
+            kind = str(op.attributes.get("op"))
+            if kind not in REDUCTIONS or reduce is not None:
+                raise LlvmBackendError("E2103", f"tensor.reduce {{op = {kind}}}")
+            reduce, result = kind, ids[id(op.operands[0])]
+            ids[id(op.results[0])] = result
+            continue
+        node = _node(op, [ids[id(v)] for v in op.operands])
+        nodes.append(node)
+        ids[id(op.results[0])] = len(leaves) + len(nodes) - 1
+        if op.results and id(op.results[0]) in ids and reduce is None:
+            result = ids[id(op.results[0])]
+    if result is None:
+        raise LlvmBackendError("E2107", "kernel yields nothing")
+    if "array" not in kinds:
+        raise LlvmBackendError("E2103", "a kernel without array operands")
+    return KernelSpec(kinds, tuple(nodes), result, reduce, fastmath)  # type: ignore[arg-type]
+
+
+def _node(op: Any, args: list[int]) -> Node:
+    attrs = dict(op.attributes)
+    if op.name in _SIMPLE:
+        extra = (("scalar_fast_path", bool(attrs.get("scalar_fast_path", False))),) if op.name == "tensor.pow" else ()
+        return Node(_SIMPLE[op.name], tuple(args), extra)
+    if op.name == "tensor.unary" and (attrs.get("op") in EXACT_UNARY or attrs.get("op") in LOOP_UNARY):
+        return Node("unary", tuple(args), (("op", str(attrs["op"])),))
+    if op.name == "tensor.compare" and attrs.get("pred") in PREDICATES:
+        return Node("compare", tuple(args), (("pred", str(attrs["pred"])),))
+    if op.name == "builtin.constant" and isinstance(attrs.get("value"), (int, float)):
+        return Node("const", (), (("value", float(attrs["value"])),))
+    raise LlvmBackendError("E2103", f"{op.name} {attrs}")

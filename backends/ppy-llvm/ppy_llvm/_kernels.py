@@ -1,0 +1,188 @@
+"""Whole kernel functions: elementwise map, pairwise sum, product, max/min."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ._codegen import BLOCK, LEAF, VEC, KernelEmit
+from ._irtext import Emitter, f64_literal
+from ._lower import Lowering
+from ._spec import KernelSpec
+
+_ATTRS = "#0"
+MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
+RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
+
+
+def emit_kernel(spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]) -> str:
+    """The LLVM IR text of kernel `name` for `spec`."""
+    text = _emit_kernel(spec, name, lowerings, decls)
+    if spec.fastmath:  # attribute groups #2/#3: no strictfp
+        text = text.replace(" #1", " #3").replace(" #0 {", " #2 {")
+    return text
+
+
+def _emit_kernel(spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]) -> str:
+    ke = KernelEmit(spec, lowerings, Emitter(decls))
+    ke.load_leaves()
+    ke.big = ke.em.assign("icmp sgt i64 %end, 8" if spec.reduce is None else "icmp sgt i64 %n, 8")
+    if spec.reduce is None:
+        _emit_map(ke)
+        return ke.em.function(f"define void @{name}({MAP_ARGS}) {_ATTRS}")
+    if spec.reduce in ("add", "mean"):
+        _emit_pairwise(ke, name)
+    elif spec.reduce == "mul":
+        _emit_fold(ke, _prod_range, ["double"], [f64_literal(1.0)])
+    else:
+        init = f64_literal(float("-inf") if spec.reduce == "max" else float("inf"))
+        _emit_fold(ke, _extremum_range, ["double", "i1"], [init, "false"])
+    return ke.em.function(f"define double @{name}({RED_ARGS}) {_ATTRS}")
+
+
+def _emit_map(ke: KernelEmit) -> None:
+    em = ke.em
+    bool_out = ke.spec.value_is_bool(ke.spec.result)
+    if not ke.loop_nodes:
+        count = em.assign("sub i64 %end, %begin")
+        ke.stage(count, ke.ptrs_at("%begin"), ke.spec.result, ke.offset("%out", "%begin", bool_out))
+        em.emit("ret void")
+        return
+
+    def block(blk: str, _acc: list[str]) -> list[str]:
+        rest = em.assign(f"sub i64 %end, {blk}")
+        small = em.assign(f"icmp slt i64 {rest}, {BLOCK}")
+        count = em.assign(f"select i1 {small}, i64 {rest}, i64 {BLOCK}")
+        ke.materialize(count, ke.ptrs_at(blk), ke.offset("%out", blk, bool_out))
+        return []
+
+    em.counted_loop("%begin", lambda b: em.assign(f"icmp slt i64 {b}, %end"), BLOCK, [], block)
+    em.emit("ret void")
+
+
+def _source(ke: KernelEmit, lo: str, count: str) -> dict[int, str]:
+    """Pointers from which the result values at ``lo + [0, count)`` are loaded."""
+    ptrs = ke.ptrs_at(lo)
+    if not ke.loop_nodes:
+        return ptrs
+    tmp = ke.em.alloca(f"[{max(BLOCK, LEAF)} x double]")
+    ke.materialize(count, ptrs, tmp)
+    return {ke.spec.result: tmp}
+
+
+def _emit_pairwise(ke: KernelEmit, name: str) -> None:
+    """NumPy's ``pairwise_sum``: <8 sequential; <=128 eight accumulators; else split."""
+    em, spec = ke.em, ke.spec
+    small, check, mid, big = em.label("small"), em.label("check"), em.label("mid"), em.label("big")
+    lt8 = em.assign("icmp slt i64 %n, 8")
+    em.emit(f"br i1 {lt8}, label %{small}, label %{check}")
+    em.start_block(small)
+    src = _source(ke, "%lo", "%n")
+    _, (acc,) = em.counted_loop(
+        "0", lambda i: em.assign(f"icmp slt i64 {i}, %n"), 1, [("double", f64_literal(0.0))],
+        lambda i, a: [ke.ctx(1).binop("fadd", a[0], ke.value(spec.result, 1, src, i, {}))],
+    )
+    em.emit(f"ret double {acc}")
+    em.start_block(check)
+    le = em.assign(f"icmp sle i64 %n, {LEAF}")
+    em.emit(f"br i1 {le}, label %{mid}, label %{big}")
+    em.start_block(mid)
+    src = _source(ke, "%lo", "%n")
+    vt = f"<{VEC} x double>"
+    first = ke.value(spec.result, VEC, src, "0", {})
+    n8 = em.assign("and i64 %n, -8")
+    i, (r,) = em.counted_loop(
+        "8", lambda j: em.assign(f"icmp slt i64 {j}, {n8}"), VEC, [(vt, first)],
+        lambda j, a: [ke.ctx(VEC).binop("fadd", a[0], ke.value(spec.result, VEC, src, j, {}))],
+    )
+    lanes = [em.assign(f"extractelement {vt} {r}, i64 {k}") for k in range(VEC)]
+    c1 = ke.ctx(1)
+    pairs = [c1.binop("fadd", lanes[k], lanes[k + 1]) for k in range(0, 8, 2)]
+    res = c1.binop("fadd", c1.binop("fadd", pairs[0], pairs[1]), c1.binop("fadd", pairs[2], pairs[3]))
+    _, (res,) = em.counted_loop(
+        i, lambda j: em.assign(f"icmp slt i64 {j}, %n"), 1, [("double", res)],
+        lambda j, a: [c1.binop("fadd", a[0], ke.value(spec.result, 1, src, j, {}))],
+    )
+    em.emit(f"ret double {res}")
+    em.start_block(big)
+    half = em.assign("lshr i64 %n, 1")
+    n2 = em.assign("and i64 {}, -8".format(half))
+    lo2 = em.assign(f"add i64 %lo, {n2}")
+    rest = em.assign(f"sub i64 %n, {n2}")
+    left = em.assign(f"call double @{name}(ptr %arrays, ptr %scalars, i64 %lo, i64 {n2}, ptr %loops) #1")
+    right = em.assign(f"call double @{name}(ptr %arrays, ptr %scalars, i64 {lo2}, i64 {rest}, ptr %loops) #1")
+    em.emit(f"ret double {c1.binop('fadd', left, right)}")
+
+
+def _prod_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[str]) -> list[str]:
+    em = ke.em
+    _, out = em.counted_loop(
+        "0", lambda i: em.assign(f"icmp slt i64 {i}, {count}"), 1, [("double", acc[0])],
+        lambda i, a: [ke.ctx(1).binop("fmul", a[0], ke.value(ke.spec.result, 1, src, i, {}))],
+    )
+    return out
+
+
+def _extremum_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[str]) -> list[str]:
+    """Running max/min plus a NaN flag; lane order is irrelevant for the value
+    unless it is +-0 or NaN, which the dispatcher hands back to NumPy."""
+    em, spec = ke.em, ke.spec
+    pred = "ogt" if spec.reduce == "max" else "olt"
+
+    def step(width: int):
+        def body(i: str, a: list[str]) -> list[str]:
+            ctx = ke.ctx(width)
+            v = ke.value(spec.result, width, src, i, {})
+            better = ctx.fcmp(pred, v, a[0])
+            isnan = ctx.fcmp("uno", v, v)
+            return [ctx.select(better, v, a[0]), em.assign(f"or {ctx.bt} {a[1]}, {isnan}")]
+
+        return body
+
+    vt, bt = f"<{VEC} x double>", f"<{VEC} x i1>"
+
+    def vlimit(i: str) -> str:
+        return em.assign(f"icmp sle i64 {em.assign(f'add i64 {i}, {VEC}')}, {count}")
+
+    i, (vm, vn) = em.counted_loop(
+        "0", vlimit, VEC, [(vt, ke.splat_var(acc[0], VEC)), (bt, "zeroinitializer")], step(VEC)
+    )
+    m, c1 = acc[0], ke.ctx(1)
+    for k in range(VEC):
+        lane = em.assign(f"extractelement {vt} {vm}, i64 {k}")
+        m = c1.select(c1.fcmp(pred, lane, m), lane, m)
+    em.declare(f"declare i1 @llvm.vector.reduce.or.v{VEC}i1({bt})")
+    anynan = em.assign(f"call i1 @llvm.vector.reduce.or.v{VEC}i1({bt} {vn})")
+    nan = em.assign(f"or i1 {acc[1]}, {anynan}")
+    _, out = em.counted_loop(
+        i, lambda j: em.assign(f"icmp slt i64 {j}, {count}"), 1, [("double", m), ("i1", nan)], step(1)
+    )
+    return out
+
+
+def _emit_fold(ke: KernelEmit, fold, types: list[str], init: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """A sequential fold over ``[lo, lo+n)``, block by block when loops are called."""
+    em = ke.em
+    if not ke.loop_nodes:
+        out = fold(ke, ke.ptrs_at("%lo"), "%n", init)
+    else:
+        end = em.assign("add i64 %lo, %n")
+
+        def block(blk: str, acc: list[str]) -> list[str]:
+            rest = em.assign(f"sub i64 {end}, {blk}")
+            small = em.assign(f"icmp slt i64 {rest}, {BLOCK}")
+            count = em.assign(f"select i1 {small}, i64 {rest}, i64 {BLOCK}")
+            return fold(ke, _source(ke, blk, count), count, acc)
+
+        _, out = em.counted_loop(
+            "%lo", lambda b: em.assign(f"icmp slt i64 {b}, {end}"), BLOCK, list(zip(types, init)), block
+        )
+    if len(out) == 2:
+        out = [em.assign(f"select i1 {out[1]}, double {f64_literal(float('nan'))}, double {out[0]}")]
+    em.emit(f"ret double {out[0]}")
+
+
+def module_text(bodies: list[str], decls: set[str]) -> str:
+    """A whole module: declarations, functions, attribute groups (#0/#1 strict, #2/#3 fastmath)."""
+    groups = ["attributes #0 = { strictfp nounwind }", "attributes #1 = { strictfp }",
+              "attributes #2 = { nounwind }", "attributes #3 = { nounwind }"]
+    return "\n".join([*sorted(decls), *bodies, *groups, ""])

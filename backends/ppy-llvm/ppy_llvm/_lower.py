@@ -1,0 +1,197 @@
+"""Per-element lowerings of tensor ops, keyed by op name, at one vector width.
+
+Every lowering is lane-wise and IEEE-exact, so a vector of W lanes gives the
+bits the scalar code (and NumPy's SIMD loops) give. Outside `@ppy.fastmath`
+all arithmetic is LLVM's constrained intrinsics with ``fpexcept.strict``:
+no contraction, no reassociation, quiet compares, and the FP exception flags
+the dispatcher reads are the flags NumPy's separate passes would raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ._irtext import STRICT_ATTR, Emitter, f64_literal
+from ._spec import POW_FAST, KernelSpec, Node, const_value
+
+_RM = 'metadata !"round.tonearest"'
+_EX = 'metadata !"fpexcept.strict"'
+
+
+@dataclass(slots=True)
+class LowerCtx:
+    """What a lowering sees: the emitter, the vector width, strictness, the spec."""
+
+    em: Emitter
+    width: int
+    strict: bool
+    spec: KernelSpec
+    big: str = "true"  # i1: the NumPy call covers more than 8 elements
+
+    def scalar_like(self, vid: int) -> bool:
+        """Whether NumPy sees value `vid` as a broadcast scalar (stride 0)."""
+        if vid < len(self.spec.leaves):
+            return self.spec.leaves[vid] == "scalar"
+        return self.spec.nodes[vid - len(self.spec.leaves)].op == "const"
+
+    @property
+    def ft(self) -> str:
+        """The float type at this width."""
+        return "double" if self.width == 1 else f"<{self.width} x double>"
+
+    @property
+    def bt(self) -> str:
+        """The bool type at this width."""
+        return "i1" if self.width == 1 else f"<{self.width} x i1>"
+
+    @property
+    def sfx(self) -> str:
+        """Intrinsic type suffix."""
+        return "f64" if self.width == 1 else f"v{self.width}f64"
+
+    def splat(self, value: float) -> str:
+        """A constant at this width."""
+        lit = f64_literal(value)
+        if self.width == 1:
+            return lit
+        return "<" + ", ".join([f"double {lit}"] * self.width) + ">"
+
+    def binop(self, kind: str, a: str, b: str) -> str:
+        """fadd/fsub/fmul/fdiv, strict or fast."""
+        if not self.strict:
+            return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
+        name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
+        self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
+        return self.em.assign(f"call {self.ft} @{name}({self.ft} {a}, {self.ft} {b}, {_RM}, {_EX}) {STRICT_ATTR}")
+
+    def fcmp(self, pred: str, a: str, b: str) -> str:
+        """A quiet comparison (no invalid flag for quiet NaNs)."""
+        if not self.strict:
+            return self.em.assign(f"fcmp fast {pred} {self.ft} {a}, {b}")
+        name = f"llvm.experimental.constrained.fcmp.{self.sfx}"
+        self.em.declare(f"declare {self.bt} @{name}({self.ft}, {self.ft}, metadata, metadata)")
+        return self.em.assign(
+            f'call {self.bt} @{name}({self.ft} {a}, {self.ft} {b}, metadata !"{pred}", {_EX}) {STRICT_ATTR}'
+        )
+
+    def rounding(self, kind: str, a: str) -> str:
+        """sqrt (rounded) or floor/ceil/trunc (exact)."""
+        if not self.strict:
+            name = f"llvm.{kind}.{self.sfx}"
+            self.em.declare(f"declare {self.ft} @{name}({self.ft})")
+            return self.em.assign(f"call fast {self.ft} @{name}({self.ft} {a})")
+        name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
+        meta = f"{_RM}, {_EX}" if kind == "sqrt" else _EX
+        params = "metadata, metadata" if kind == "sqrt" else "metadata"
+        self.em.declare(f"declare {self.ft} @{name}({self.ft}, {params})")
+        return self.em.assign(f"call {self.ft} @{name}({self.ft} {a}, {meta}) {STRICT_ATTR}")
+
+    def select(self, cond: str, a: str, b: str) -> str:
+        """Lane-wise select."""
+        return self.em.assign(f"select {self.bt} {cond}, {self.ft} {a}, {self.ft} {b}")
+
+
+Lowering = Callable[[LowerCtx, Node, list[str]], str]
+
+_ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
+_FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+
+
+def lower_arith(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """a op b. x86 returns the first operand's NaN when both are NaN; NumPy's
+    add/multiply loops (measured, `tests/test_elementwise.py`) put the *second*
+    operand first in their scalar tail (the last n % 8 elements, n > 8), and a
+    broadcast scalar operand first whenever n > 8. We order operands the same way."""
+    a, b = args
+    if node.op in ("add", "mul"):
+        sa, sb = (ctx.scalar_like(v) for v in node.args)
+        swap = None
+        if sa != sb and sb:
+            swap = ctx.big
+        elif not sa and not sb and ctx.width == 1:
+            swap = ctx.big
+        if swap is not None:
+            a = ctx.em.assign(f"select i1 {swap}, {ctx.ft} {args[1]}, {ctx.ft} {args[0]}")
+            b = ctx.em.assign(f"select i1 {swap}, {ctx.ft} {args[0]}, {ctx.ft} {args[1]}")
+    return ctx.binop(_ARITH[node.op], a, b)
+
+
+def lower_extremum(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """np.maximum/np.minimum as NumPy's SIMD loops: a if a is NaN, else x86
+    ``maxpd(a, b)`` = ``a > b ? a : b`` (so b when b is NaN or a == b == +-0)."""
+    a, b = args
+    nan_a = ctx.fcmp("uno", a, a)
+    better = ctx.fcmp("ogt" if node.op == "maximum" else "olt", a, b)
+    pick = ctx.select(better, a, b)
+    return ctx.select(nan_a, a, pick)
+
+
+def lower_neg(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """Sign flip (also of NaN)."""
+    return ctx.em.assign(f"fneg {ctx.ft} {args[0]}")
+
+
+def lower_abs(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """Sign clear (also of NaN)."""
+    name = f"llvm.fabs.{ctx.sfx}"
+    ctx.em.declare(f"declare {ctx.ft} @{name}({ctx.ft})")
+    return ctx.em.assign(f"call {ctx.ft} @{name}({ctx.ft} {args[0]})")
+
+
+def lower_unary(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """The IEEE-exact unary functions (transcendentals are loop calls)."""
+    op = str(node.attr("op"))
+    if op in ("sqrt", "floor", "ceil", "trunc"):
+        return ctx.rounding(op, args[0])
+    if op == "square":
+        return ctx.binop("fmul", args[0], args[0])
+    if op == "reciprocal":
+        return ctx.binop("fdiv", ctx.splat(1.0), args[0])
+    if op in ("neg", "abs"):
+        return LOWERINGS[op](ctx, node, args)
+    raise KeyError(f"unary {op}")
+
+
+def lower_pow_fast(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """``array ** scalar`` fast paths of NumPy (fast_scalar_power)."""
+    exponent = const_value(ctx.spec, node.args[1])
+    kind = POW_FAST[exponent]  # type: ignore[index]
+    return lower_unary(ctx, Node("unary", node.args[:1], (("op", kind),)), args[:1])
+
+
+def lower_compare(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """Ordered quiet compares; ``ne`` is unordered-or-not-equal (NaN != x)."""
+    return ctx.fcmp(_FCMP[str(node.attr("pred"))], args[0], args[1])
+
+
+def lower_select(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """np.where(cond, a, b): a bit copy."""
+    return ctx.select(args[0], args[1], args[2])
+
+
+def lower_const(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """A splatted literal."""
+    return ctx.splat(float(node.attr("value")))  # type: ignore[arg-type]
+
+
+LOWERINGS: Mapping[str, Lowering] = {
+    "add": lower_arith,
+    "sub": lower_arith,
+    "mul": lower_arith,
+    "div": lower_arith,
+    "maximum": lower_extremum,
+    "minimum": lower_extremum,
+    "neg": lower_neg,
+    "abs": lower_abs,
+    "unary": lower_unary,
+    "pow": lower_pow_fast,
+    "compare": lower_compare,
+    "select": lower_select,
+    "const": lower_const,
+}
+
+
+def default_lowerings() -> dict[str, Lowering]:
+    """A fresh copy of the lowering registry (callers may extend it)."""
+    return dict(LOWERINGS)

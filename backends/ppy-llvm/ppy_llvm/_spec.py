@@ -1,0 +1,145 @@
+"""The backend's own small kernel description, independent of ppy_core's IR.
+
+A `KernelSpec` is a DAG in SSA order: value ids ``0..len(leaves)-1`` are the
+leaves (call arguments, in call order), each `Node` appends one value. The
+IR-facing adapter (`_from_ir.spec_from_func`) and the tests' `KernelBuilder`
+both produce it, so code generation never depends on the core's classes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+LeafKind = Literal["array", "scalar"]
+ReduceKind = Literal["add", "mul", "max", "min", "mean"]
+
+BINARY: Final = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"})
+EXACT_UNARY: Final = frozenset({"neg", "abs", "sqrt", "floor", "ceil", "trunc", "square", "reciprocal"})
+#: unary functions NumPy computes with a CPU-dispatched loop; fused by calling that loop
+LOOP_UNARY: Final = (
+    "exp", "log", "log1p", "expm1", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+)
+PREDICATES: Final = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+REDUCTIONS: Final = frozenset({"add", "mul", "max", "min", "mean"})
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One operation: ``op`` is ``add``..``minimum``, ``neg``, ``abs``,
+    ``unary`` (attr ``op``), ``compare`` (attr ``pred``), ``select``, ``const``
+    (attr ``value``). ``pow`` takes attr ``scalar_fast_path`` (NumPy's
+    ``ndarray ** python_scalar`` shortcut: 2 -> square, 0.5 -> sqrt, -1 -> reciprocal)."""
+
+    op: str
+    args: tuple[int, ...]
+    attrs: tuple[tuple[str, object], ...] = ()
+
+    def attr(self, name: str, default: object = None) -> object:
+        """The attribute `name`, or `default`."""
+        return dict(self.attrs).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSpec:
+    """A fused elementwise expression, optionally reduced to one float64."""
+
+    leaves: tuple[LeafKind, ...]
+    nodes: tuple[Node, ...]
+    result: int
+    reduce: ReduceKind | None = None
+    fastmath: bool = False
+    _key: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def value_is_bool(self, vid: int) -> bool:
+        """Whether value `vid` is an i1 tensor (a comparison)."""
+        if vid < len(self.leaves):
+            return False
+        return self.nodes[vid - len(self.leaves)].op == "compare"
+
+    @property
+    def result_kind(self) -> str:
+        """``map`` (float64 array), ``map_bool`` (bool array) or the reduction name."""
+        if self.reduce is not None:
+            return {"add": "sum", "mul": "prod"}.get(self.reduce, self.reduce)
+        return "map_bool" if self.value_is_bool(self.result) else "map"
+
+    def loop_ops(self) -> tuple[str, ...]:
+        """Names of the NumPy ufunc loops this kernel calls, in table order."""
+        seen: list[str] = []
+        for node in self.nodes:
+            name = loop_name(node, self)
+            if name is not None and name not in seen:
+                seen.append(name)
+        return tuple(seen)
+
+    def to_json(self) -> str:
+        """Canonical text of the spec (stable across processes)."""
+        return json.dumps(
+            {
+                "leaves": list(self.leaves),
+                "nodes": [[n.op, list(n.args), sorted([k, repr(v)] for k, v in n.attrs)] for n in self.nodes],
+                "result": self.result,
+                "reduce": self.reduce,
+                "fastmath": self.fastmath,
+            },
+            sort_keys=True,
+        )
+
+    def key(self) -> str:
+        """sha256 of the canonical text (cached)."""
+        if not self._key:
+            self._key.append(hashlib.sha256(self.to_json().encode()).hexdigest())
+        return self._key[0]
+
+
+def const_value(spec: KernelSpec, vid: int) -> float | None:
+    """The value of `vid` if it is a `const` node."""
+    if vid < len(spec.leaves):
+        return None
+    node = spec.nodes[vid - len(spec.leaves)]
+    return float(node.attr("value")) if node.op == "const" else None  # type: ignore[arg-type]
+
+
+POW_FAST: Final = {2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"}
+
+
+def loop_name(node: Node, spec: KernelSpec) -> str | None:
+    """The NumPy loop a node needs (``sin``, ``power``), or None if lowered inline."""
+    if node.op == "unary" and node.attr("op") in LOOP_UNARY:
+        return str(node.attr("op"))
+    if node.op == "pow":
+        if node.attr("scalar_fast_path", False) and const_value(spec, node.args[1]) in POW_FAST:
+            return None
+        return "power"
+    return None
+
+
+class KernelBuilder:
+    """Build a `KernelSpec` by hand (tests, benchmarks): ``b.leaf()``, ``b.op(...)``."""
+
+    def __init__(self) -> None:
+        self.leaves: list[LeafKind] = []
+        self.nodes: list[Node] = []
+
+    def leaf(self, kind: LeafKind = "array") -> int:
+        """Append a leaf; leaves must all come before the first node."""
+        assert not self.nodes, "leaves first"
+        self.leaves.append(kind)
+        return len(self.leaves) - 1
+
+    def op(self, op: str, /, *args: int, **attrs: object) -> int:
+        """Append a node and return its value id."""
+        self.nodes.append(Node(op, tuple(args), tuple(sorted(attrs.items()))))
+        return len(self.leaves) + len(self.nodes) - 1
+
+    def const(self, value: float) -> int:
+        """A float64 constant."""
+        return self.op("const", value=float(value))
+
+    def build(self, result: int, reduce: ReduceKind | None = None, fastmath: bool = False) -> KernelSpec:
+        """Freeze into a `KernelSpec`."""
+        return KernelSpec(tuple(self.leaves), tuple(self.nodes), result, reduce, fastmath)

@@ -1,0 +1,111 @@
+"""Object code through llvmlite, linked by the system C compiler into a .so.
+
+Writes happen only when content changed; a build lock (O_CREAT|O_EXCL with a
+timeout) keeps concurrent builds of one library from racing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ._errors import LlvmBackendError
+from ._host import fingerprint, llvm, required_features, target_machine
+
+CPU_CHECK_SYMBOL = "ppy_llvm_cpu_ok"
+
+
+def cache_dir() -> Path:
+    """``$PPY_CACHE_DIR/llvm`` or ``~/.cache/ppy/llvm``."""
+    root = os.environ.get("PPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ppy")
+    path = Path(root) / "llvm"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def find_cc() -> str:
+    """The C compiler used to link (``$CC`` or cc/gcc/clang); E2102 if none."""
+    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cand and shutil.which(cand.split()[0]):
+            return cand
+    raise LlvmBackendError("E2102", "none of $CC, cc, gcc, clang found")
+
+
+def cpu_check_source() -> str:
+    """C source of ``int ppy_llvm_cpu_ok(void)``: 1 iff the CPU has the features used."""
+    checks = " && ".join(f'__builtin_cpu_supports("{f}")' for f in required_features()) or "1"
+    return f"int {CPU_CHECK_SYMBOL}(void) {{ __builtin_cpu_init(); return {checks}; }}\n"
+
+
+def optimize(module: object) -> None:
+    """Run LLVM's O3 pipeline on `module` (strictfp functions keep their semantics)."""
+    ll = llvm()
+    pto = ll.create_pipeline_tuning_options(speed_level=3)
+    pb = ll.create_pass_builder(target_machine(), pto)
+    pm = pb.getModulePassManager()
+    pm.run(module, pb)
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    if path.exists() and path.read_bytes() == data:
+        return
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def build_shared(ir_text: str, name: str) -> Path:
+    """Compile `ir_text` into ``<cache>/<name>-<sha>.so``; reuse if present."""
+    key = hashlib.sha256((fingerprint() + "\0" + ir_text + cpu_check_source()).encode()).hexdigest()[:24]
+    out = cache_dir() / f"{name}-{key}.so"
+    if out.exists():
+        return out
+    lock = out.with_suffix(".lock")
+    deadline = time.monotonic() + 120.0
+    while True:
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.close(fd)
+            break
+        except FileExistsError:
+            if out.exists():
+                return out
+            if time.monotonic() > deadline:
+                os.unlink(lock)  # stale lock of a dead builder
+            time.sleep(0.05)
+    try:
+        if not out.exists():
+            _compile(ir_text, out)
+        return out
+    finally:
+        os.unlink(lock)
+
+
+def _compile(ir_text: str, out: Path) -> None:
+    ll = llvm()
+    ir_path = out.with_suffix(".ll")
+    _write_if_changed(ir_path, ir_text.encode())
+    try:
+        module = ll.parse_assembly(ir_text)
+        module.verify()
+    except RuntimeError as exc:
+        raise LlvmBackendError("E2107", f"{exc} (IR saved at {ir_path})") from exc
+    optimize(module)
+    obj = target_machine().emit_object(module)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        obj_path, c_path = Path(tmp) / "k.o", Path(tmp) / "cpu.c"
+        obj_path.write_bytes(obj)
+        c_path.write_text(cpu_check_source())
+        so_tmp = Path(tmp) / "k.so"
+        cmd = [*find_cc().split(), "-shared", "-O2", "-fPIC", "-o", str(so_tmp), str(obj_path), str(c_path)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            log = out.with_suffix(".log")
+            log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
+            raise LlvmBackendError("E2106", f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {ir_path}")
+        os.replace(so_tmp, out)

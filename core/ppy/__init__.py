@@ -1,0 +1,38 @@
+"""PPy's user-facing module.
+
+Under plain `python` everything here is inert: the decorators return the function
+they were given (marked, with `__ppy_region__ == False`), and `Shape`/`DType` are
+plain values for `typing.Annotated`. The compiler reads them from the source.
+"""
+
+from __future__ import annotations
+
+from ppy._annotations import DType, Shape
+from ppy._decorators import fastmath, jax, opt, pure
+from ppy._load import load, reset_stats, stats
+from ppy_core import __version__
+from ppy_core.diagnostics import Error, VerifyError
+
+__all__ = [
+    "__version__",
+    "opt",
+    "fastmath",
+    "pure",
+    "jax",
+    "Shape",
+    "DType",
+    "Error",
+    "VerifyError",
+    "load",
+    "stats",
+    "reset_stats",
+]
+
+def _install_finder() -> None:
+    """`import ppy` lets Python import `.ppy` modules."""
+    from ppy_core.runtime.finder import install
+
+    install()
+
+
+_install_finder()

@@ -1,0 +1,214 @@
+"""Files of one cache entry: the manifest, its checks, atomic publish and removal.
+
+An entry is a directory `entries/<key>/` holding
+
+    manifest.json   {"format": 1, "key": ..., "files": {relpath: {"size", "sha256"}}, "meta": {...}}
+    last_used       empty; its mtime is the entry's LRU clock
+    files/          what the build wrote
+
+It is staged under `tmp/` and published by renaming the whole directory, so a
+reader sees either no entry or a complete one. Removal renames into `trash/`
+first for the same reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+FORMAT: Final = 1
+MANIFEST: Final = "manifest.json"
+LAST_USED: Final = "last_used"
+FILES: Final = "files"
+
+_CHUNK: Final = 1 << 20
+
+
+class Corrupt(Exception):
+    """Raised inside the cache when an entry fails a check; never leaves the package."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Verified:
+    """Entries whose hashes this process has checked, keyed by a stat fingerprint.
+
+    Sizes are checked on every lookup; hashes once per process per entry, again
+    only when a file's inode, size or mtime changes.
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[object, ...]] = set()
+        self._lock = threading.Lock()
+
+    def __contains__(self, stamp: tuple[object, ...]) -> bool:
+        with self._lock:
+            return stamp in self._seen
+
+    def add(self, stamp: tuple[object, ...]) -> None:
+        with self._lock:
+            self._seen.add(stamp)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
+VERIFIED: Final = _Verified()
+
+
+def sha256_file(path: Path, *, sync: bool = False) -> str:
+    """The file's sha256 in hex; with `sync`, also fsync it (it is open anyway)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+        if sync:
+            os.fsync(handle.fileno())
+    return digest.hexdigest()
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable, where the platform allows it."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def scan_files(files_dir: Path) -> dict[str, dict[str, Any]]:
+    """Size and sha256 of every regular file under `files_dir`, by POSIX relative path."""
+    listing: dict[str, dict[str, Any]] = {}
+    for dirpath, dirnames, filenames in os.walk(files_dir):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.is_symlink() or not path.is_file():
+                raise ValueError(f"{path}: only regular files can be cached")
+            rel = path.relative_to(files_dir).as_posix()
+            size = path.stat().st_size
+            listing[rel] = {"size": size, "sha256": sha256_file(path, sync=True)}
+    return listing
+
+
+def write_manifest(stage: Path, key: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Write `stage/manifest.json` for the files under `stage/files`; return its content."""
+    manifest = {
+        "format": FORMAT,
+        "key": key,
+        "files": scan_files(stage / FILES),
+        "meta": dict(meta),
+    }
+    text = json.dumps(manifest, sort_keys=True, indent=1)
+    with open(stage / MANIFEST, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    (stage / LAST_USED).touch()
+    fsync_dir(stage)
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def read_manifest(entry_dir: Path, key: str) -> dict[str, Any]:
+    """The entry's manifest, checked for shape; raises Corrupt."""
+    try:
+        text = (entry_dir / MANIFEST).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise Corrupt("manifest.json is missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Corrupt(f"manifest.json cannot be read: {exc}") from None
+    try:
+        manifest = json.loads(text)
+    except ValueError:
+        raise Corrupt("manifest.json is not valid JSON") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise Corrupt(f"manifest.json is not a format-{FORMAT} manifest")
+    if manifest.get("key") != key:
+        raise Corrupt(f"manifest.json is for key {manifest.get('key')!r}")
+    files, meta = manifest.get("files"), manifest.get("meta")
+    if not isinstance(files, dict) or not isinstance(meta, dict):
+        raise Corrupt("manifest.json lacks its file list or its meta")
+    for rel, info in files.items():
+        parts = Path(rel).parts
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            raise Corrupt(f"manifest.json names a file outside the entry: {rel!r}")
+        if not (
+            isinstance(info, dict)
+            and isinstance(info.get("size"), int)
+            and isinstance(info.get("sha256"), str)
+        ):
+            raise Corrupt(f"manifest.json has a malformed record for {rel}")
+    return manifest
+
+
+def check_files(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Sizes always; hashes unless this process already checked these very files."""
+    files_dir = entry_dir / FILES
+    stamp: list[object] = [str(entry_dir)]
+    for rel, info in sorted(manifest["files"].items()):
+        try:
+            st = (files_dir / rel).stat()
+        except OSError:
+            raise Corrupt(f"file {rel} is missing") from None
+        if st.st_size != info["size"]:
+            raise Corrupt(f"file {rel} is {st.st_size} bytes, the manifest says {info['size']}")
+        stamp.append((rel, st.st_ino, st.st_size, st.st_mtime_ns, info["sha256"]))
+    key = tuple(stamp)
+    if key in VERIFIED:
+        return
+    for rel, info in manifest["files"].items():
+        if sha256_file(files_dir / rel) != info["sha256"]:
+            raise Corrupt(f"file {rel} does not match its sha256")
+    VERIFIED.add(key)
+
+
+def remember_verified(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Record a freshly published entry as checked (its hashes were just computed)."""
+    with contextlib.suppress(Corrupt):
+        check_files(entry_dir, manifest)
+
+
+def tree_size(path: Path) -> int:
+    """Bytes of every file under `path` (0 if it is gone)."""
+    total = 0
+    for dirpath, _dirnames, filenames in os.walk(path):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
+def remove_tree(path: Path, trash: Path) -> bool:
+    """Remove `path` by renaming it into `trash` first; False if it was already gone."""
+    trash.mkdir(parents=True, exist_ok=True)
+    grave = trash / f"{path.name}.{secrets.token_hex(6)}"
+    try:
+        os.rename(path, grave)
+    except FileNotFoundError:
+        return False
+    shutil.rmtree(grave, ignore_errors=True)
+    return True
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    """Replace `path` with `data` as JSON; readers see the old or the new file, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        tmp.write_text(json.dumps(data, sort_keys=True, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()

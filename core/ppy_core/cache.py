@@ -1,0 +1,369 @@
+"""The on-disk compile cache: atomic entries, a per-key build lock, LRU eviction.
+
+Layout under the root (`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else
+`~/.cache/ppy`):
+
+    entries/<key>/      one entry: manifest.json, last_used, files/ (see _cache_files)
+    locks/<key>.lock    the build lock of a key (see _cache_lock)
+    index/<sha>.json    per source: the last key stored and its components
+    tmp/, trash/        entries being built, entries being removed
+
+`store` builds under the key's lock into `tmp/` and publishes with one rename;
+a second process storing the same key waits for the lock and returns the
+first one's entry. `lookup` checks sizes every time and hashes once per
+process; a corrupt entry is discarded with one `PpyCacheWarning` [E3001] and
+reads as a miss. Keys are computed by the caller (sha256 hex digests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+from ppy_core import _cache_explain as explain
+from ppy_core._cache_files import (
+    FILES,
+    LAST_USED,
+    Corrupt,
+    check_files,
+    fsync_dir,
+    read_manifest,
+    remember_verified,
+    remove_tree,
+    tree_size,
+    write_manifest,
+)
+from ppy_core._cache_lock import KeyLock, read_lock, stale_reason
+from ppy_core.diagnostics import CacheError, ConfigError, Diagnostic, InternalError, Location
+
+log = logging.getLogger("ppy.cache")
+
+DEFAULT_MAX_BYTES: Final = 2 * 1024**3
+DEFAULT_LOCK_TIMEOUT_S: Final = 600.0
+
+_KEY: Final = re.compile(r"[0-9A-Za-z_-][0-9A-Za-z_.-]{0,127}")
+_SIZE: Final = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+_WARNED: set[tuple[str, int]] = set()
+
+
+class PpyCacheWarning(UserWarning):
+    """A cache entry was unusable (corrupt, truncated) and was discarded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A published entry: `path` is the directory holding the files the build wrote."""
+
+    key: str
+    path: Path
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheInfo:
+    """What `ppy cache info` shows."""
+
+    place: Path
+    size_bytes: int
+    entries: int
+    max_bytes: int
+
+
+def default_root() -> Path:
+    """`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else `~/.cache/ppy`."""
+    env = os.environ.get("PPY_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "ppy"
+
+
+def default_max_bytes() -> int:
+    """`PPY_CACHE_MAX_BYTES` (a byte count, `K`/`M`/`G`/`T` suffixes allowed), else 2 GiB."""
+    text = os.environ.get("PPY_CACHE_MAX_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_BYTES
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise ConfigError(
+            f"PPY_CACHE_MAX_BYTES: {text!r} is not a size",
+            hint="write a byte count such as 2000000000 or 2G",
+        )
+    scale = 1024 ** " kmgt".index(match[2].lower() or " ")
+    return int(match[1]) * scale
+
+
+def _check_key(key: str) -> None:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InternalError(
+            f"cache key {key!r} is not a valid key",
+            hint="keys are hex digests (sha256) of the key's components",
+        )
+
+
+class Cache:
+    """The compile cache at `root`, holding at most about `max_bytes` of entries."""
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        max_bytes: int | None = None,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    ) -> None:
+        self.root = Path(root) if root is not None else default_root()
+        self.max_bytes = max_bytes if max_bytes is not None else default_max_bytes()
+        self.lock_timeout = lock_timeout
+        self._entries = self.root / "entries"
+        self._locks = self.root / "locks"
+        self._index = self.root / "index"
+        self._tmp = self.root / "tmp"
+        self._trash = self.root / "trash"
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def lookup(self, key: str) -> Entry | None:
+        """The valid entry for `key` (and mark it used), or None.
+
+        A corrupt entry is discarded with one PpyCacheWarning [E3001] and is a miss.
+        """
+        _check_key(key)
+        entry_dir = self._entries / key
+        try:
+            st = os.stat(entry_dir)
+        except OSError:
+            return None
+        try:
+            manifest = read_manifest(entry_dir, key)
+            check_files(entry_dir, manifest)
+        except Corrupt as exc:
+            self._discard(entry_dir, st, exc.reason)
+            return None
+        with contextlib.suppress(OSError):  # a read-only cache still serves entries
+            (entry_dir / LAST_USED).touch()
+        return Entry(key, entry_dir / FILES, MappingProxyType(manifest["meta"]))
+
+    def _discard(self, entry_dir: Path, seen: os.stat_result, reason: str) -> None:
+        try:
+            now = os.stat(entry_dir)
+        except OSError:
+            return  # evicted while we read it: a plain miss
+        if (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
+            return  # replaced while we read it: a plain miss
+        try:
+            remove_tree(entry_dir, self._trash)
+        except OSError as exc:
+            log.debug("cannot remove corrupt entry %s: %s", entry_dir, exc)
+        if (str(entry_dir), seen.st_ino) in _WARNED:
+            return
+        _WARNED.add((str(entry_dir), seen.st_ino))
+        diagnostic = Diagnostic(
+            "E3001",
+            f"cache entry is corrupt ({reason}); it was discarded and will be rebuilt",
+            location=Location(str(entry_dir)),
+            severity="warning",
+        )
+        warnings.warn(diagnostic.render(), PpyCacheWarning, stacklevel=4)
+
+    def _lock(self, key: str) -> KeyLock:
+        return KeyLock(self._locks / f"{key}.lock", self.lock_timeout)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def store(
+        self,
+        key: str,
+        build: Callable[[Path], Mapping[str, Any]],
+        *,
+        source_id: str,
+        components: Mapping[str, str],
+    ) -> Entry:
+        """Build and publish the entry for `key`, or return the one another process built.
+
+        `build(tmpdir)` writes the entry's files into tmpdir and returns its meta
+        (JSON-able). If it raises, nothing is published and the exception propagates.
+        """
+        _check_key(key)
+        lock = self._lock(key)
+        entry = self._wait_for(key, lock)
+        built = False
+        if entry is None:
+            try:
+                entry = self.lookup(key)
+                if entry is None:
+                    entry, built = self._build(key, build), True
+            finally:
+                lock.release()
+        explain.record(self._index, source_id, key, components)
+        if built:
+            self._evict(keep=key)
+        return entry
+
+    def _wait_for(self, key: str, lock: KeyLock) -> Entry | None:
+        """None once we hold `lock`; or the entry another holder published meanwhile."""
+        deadline = time.monotonic() + 2 * self.lock_timeout + 5
+        delay = 0.01
+        while True:
+            try:
+                if lock.try_acquire():
+                    return None
+            except OSError as exc:
+                raise CacheError(
+                    f"cannot take the cache lock {lock.path}: {exc}",
+                    code="E3002",
+                    hint="set PPY_CACHE_DIR to a writable directory",
+                ) from exc
+            entry = self.lookup(key)
+            if entry is not None:
+                return entry
+            if time.monotonic() > deadline:
+                raise CacheError(
+                    f"cannot take the cache lock {lock.path}: still held",
+                    code="E3002",
+                    hint=f"remove {lock.path} if no ppy runs",
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.25)
+
+    def _build(self, key: str, build: Callable[[Path], Mapping[str, Any]]) -> Entry:
+        self._tmp.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f"{key}.{os.getpid()}.", dir=self._tmp))
+        try:
+            (stage / FILES).mkdir()
+            meta = build(stage / FILES)
+            if not isinstance(meta, Mapping):
+                raise InternalError(
+                    f"cache build for {key} returned {type(meta).__name__}, not a mapping of meta"
+                )
+            try:
+                manifest = write_manifest(stage, key, meta)
+            except (TypeError, ValueError) as exc:
+                raise InternalError(f"cache entry {key} cannot be written: {exc}") from exc
+            return self._publish(stage, key, manifest)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+    def _publish(self, stage: Path, key: str, manifest: Mapping[str, Any]) -> Entry:
+        final = self._entries / key
+        self._entries.mkdir(parents=True, exist_ok=True)
+        for _attempt in range(2):
+            try:
+                os.rename(stage, final)
+            except OSError:
+                existing = self.lookup(key)  # someone broke our stale lock and won
+                if existing is not None:
+                    return existing
+                continue  # the one there was corrupt and is discarded now
+            fsync_dir(self._entries)
+            remember_verified(final, manifest)
+            return Entry(key, final / FILES, MappingProxyType(manifest["meta"]))
+        raise CacheError(
+            f"cache entry {final} cannot be published",
+            code="E3001",
+            hint="check that the cache directory is writable",
+        )
+
+    # -- size ------------------------------------------------------------------------------
+
+    def _scan(self) -> list[tuple[int, int, str, Path]]:
+        """(last used ns, bytes, key, dir) of every entry."""
+        found = []
+        try:
+            listing = list(os.scandir(self._entries))
+        except OSError:
+            return []
+        for item in listing:
+            if not item.is_dir(follow_symlinks=False):
+                continue
+            path = Path(item.path)
+            try:
+                used = os.stat(path / LAST_USED).st_mtime_ns
+            except OSError:
+                used = item.stat(follow_symlinks=False).st_mtime_ns
+            found.append((used, tree_size(path), item.name, path))
+        return found
+
+    def _evict(self, keep: str) -> None:
+        """Remove least recently used entries until the total fits `max_bytes`."""
+        entries = self._scan()
+        total = sum(size for _, size, _, _ in entries)
+        if total <= self.max_bytes:
+            return
+        for _used, size, key, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            if key == keep or self._lock(key).held_by_other():
+                continue
+            if remove_tree(path, self._trash):
+                log.debug("evicted cache entry %s (%d bytes)", key, size)
+                total -= size
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove leftovers: removals cut short, builds and locks of dead processes."""
+        shutil.rmtree(self._trash, ignore_errors=True)
+        cutoff = time.time() - self.lock_timeout
+        for folder, suffix in ((self._tmp, ""), (self._locks, ".lock")):
+            try:
+                listing = list(os.scandir(folder))
+            except OSError:
+                continue
+            for item in listing:
+                path = Path(item.path)
+                if suffix:
+                    seen = read_lock(path)
+                    if seen is not None and stale_reason(*seen, self.lock_timeout):
+                        path.unlink(missing_ok=True)
+                elif item.stat(follow_symlinks=False).st_mtime < cutoff:
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def info(self) -> CacheInfo:
+        """The cache's place, the bytes and the number of its entries, its size cap."""
+        entries = self._scan()
+        return CacheInfo(
+            self.root, sum(size for _, size, _, _ in entries), len(entries), self.max_bytes
+        )
+
+    def clear(self) -> int:
+        """Remove every entry and the miss index; return how many entries were removed."""
+        removed = sum(remove_tree(path, self._trash) for _, _, _, path in self._scan())
+        shutil.rmtree(self._index, ignore_errors=True)
+        self._sweep()
+        return removed
+
+    # -- explaining ------------------------------------------------------------------------
+
+    def explain_miss(self, key: str, source_id: str, components: Mapping[str, str]) -> str:
+        """Why `key` for `source_id` is (or would be) a miss, in one line.
+
+        "no entry for this file yet", or the components that changed since the last
+        store for this source ("source changed", "plugin numpy fingerprint changed: A -> B").
+        """
+        _check_key(key)
+        previous = explain.recorded(self._index, source_id)
+        present = (self._entries / key / "manifest.json").is_file()
+        return explain.explain(previous, key, components, present)
+
+
+__all__ = [
+    "Cache",
+    "Entry",
+    "CacheInfo",
+    "PpyCacheWarning",
+    "default_root",
+    "default_max_bytes",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_LOCK_TIMEOUT_S",
+]

@@ -1,0 +1,174 @@
+"""The compiling verbs of the `ppy` command: FILE, run, build, explain, cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ppy_core.diagnostics import Error, Location
+from ppy_core.runtime.finder import install
+from ppy_core.runtime.launch import launch, run_main
+
+
+def _existing(file: str) -> Path:
+    path = Path(file)
+    if not path.is_file():
+        raise Error(f"{file}: no such file", code="E0001", location=Location(file),
+                    hint="give the path of a .ppy or .py file")
+    return path.resolve()
+
+
+def run_file(file: str, argv: list[str]) -> int:
+    """`ppy FILE ARGS`: compile through the cache in-process, run as __main__."""
+    from ppy_core.driver import compile_file, report_diagnostics
+
+    path = _existing(file)
+    compiled = compile_file(path)
+    report_diagnostics(compiled)
+    install([path.parent])
+    return run_main(compiled.entry.path, argv, {str(path)}, check=False)
+
+
+def build_artifact(file: str, output: str | None) -> Path:
+    """Compile FILE and the project modules it imports into a self-contained folder."""
+    from ppy_core.driver import compile_file, load_manifest, report_diagnostics
+
+    path = _existing(file)
+    out = Path(output) if output else path.parent / f"{path.stem}.ppyapp"
+    modules: dict[str, dict[str, Any]] = {}
+    todo = [("__main__", path)]
+    summary: dict[str, Any] = {"sites": [], "kernels": [], "regions": [], "fingerprints": {}}
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    while todo:
+        name, source = todo.pop()
+        if name in modules:
+            continue
+        compiled = compile_file(source)
+        report_diagnostics(compiled)
+        manifest = load_manifest(compiled.entry)
+        folder = f"modules/{name}"
+        shutil.copytree(compiled.entry.path, staging / folder)
+        modules[name] = {"dir": folder, "source": str(source), "key": compiled.key.key}
+        _summarize(summary, name, folder, manifest)
+        for dep, dep_path in manifest.get("project_files", {}).items():
+            todo.append((dep, Path(dep_path)))
+    top = {"format": 1, "main": "__main__", "modules": modules,
+           "python": sys.implementation.cache_tag, **summary}
+    (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
+    launcher = staging / path.stem
+    launcher.write_text(f"#!{sys.executable}\n\"\"\"Runs the PPy artifact in this folder.\"\"\"\n"
+                        "import pathlib, sys\n"
+                        "from ppy_core.runtime.launch import launch\n"
+                        "sys.exit(launch(pathlib.Path(__file__).resolve().parent, "
+                        "sys.argv[1:]))\n")
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(staging, out)
+    return out
+
+
+def _summarize(summary: dict[str, Any], name: str, folder: str, manifest: dict[str, Any]) -> None:
+    summary["fingerprints"].update(manifest.get("components", {}))
+    for kind in ("expr_sites", "function_sites"):
+        for record in manifest[kind]:
+            unit = record.get("unit")
+            summary["sites"].append({"module": name, "id": record["id"], "kind": kind[:-6],
+                                     "compiled": unit is not None})
+            if unit is None:
+                continue
+            target = "regions" if kind == "function_sites" else "kernels"
+            summary[target].extend(f"{folder}/{f}" for f in unit["files"])
+
+
+def run_artifact(file: str, argv: list[str]) -> int:
+    """`ppy run FILE`: build (in a child process, only when stale), then run the
+    artifact here with the runtime alone."""
+    from ppy_core.keying import module_key  # runtime-safe: no compiler
+
+    path = _existing(file)
+    root = _runs_dir() / hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if not _fresh(root, path, module_key):
+        cmd = [sys.executable, "-m", "ppy_core.cli", "build", str(path), "-o", str(root)]
+        done = subprocess.run(cmd, check=False)
+        if done.returncode != 0:
+            return done.returncode
+    return launch(root, argv)
+
+
+def _runs_dir() -> Path:
+    from ppy_core.cache import Cache
+
+    return Cache().root / "runs"
+
+
+def _fresh(root: Path, path: Path, module_key: Any) -> bool:
+    try:
+        manifest = json.loads((root / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    for module in manifest["modules"].values():
+        source = Path(module["source"])
+        if not source.is_file() or module_key(source).key != module["key"]:
+            return False
+    return True
+
+
+def explain_file(file: str) -> str:
+    """Per function and site: the IR, the backend chosen, every reason for Python."""
+    from ppy_core.driver import compile_file, load_manifest, report_diagnostics
+
+    path = _existing(file)
+    compiled = compile_file(path)
+    report_diagnostics(compiled)
+    manifest = load_manifest(compiled.entry)
+    lines = [f"{path}: cache {'hit' if compiled.hit else 'miss'}"
+             + (f" ({compiled.miss_reason})" if compiled.miss_reason else ""),
+             f"plugins: {', '.join(manifest['plugins']) or 'none (no library imported)'}"]
+    for record in manifest["expr_sites"]:
+        where = f"{path.name}:{record['line']}:{record['col']}"
+        state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
+        lines.append(f"\nsite {record['id']} in {record['function']} at {where}: "
+                     f"{record['text']}  -> {state}")
+        lines.append(f"  leaves: {', '.join(record['leaves']) or '-'}")
+        for reason in record["reasons"]:
+            lines.append(f"  reason: {reason}")
+        if record.get("ir_final"):
+            lines.append("  IR:")
+            lines.extend("    " + line for line in record["ir_final"].splitlines())
+    for record in manifest["function_sites"]:
+        state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
+        lines.append(f"\nfunction {record['function']} (line {record['line']}): whole "
+                     f"region -> {state}")
+        for reason in record["reasons"]:
+            lines.append(f"  reason: {reason}")
+    if manifest["remarks"]:
+        lines.append("\nstays Python:")
+        for remark in manifest["remarks"]:
+            lines.append(f"  {path.name}:{remark['line']} ({remark['function']}): "
+                         f"{remark['message']}")
+    for diagnostic in manifest["diagnostics"]:
+        lines.append(diagnostic)
+    return "\n".join(lines)
+
+
+def cache_command(action: str) -> str:
+    from ppy_core.cache import Cache
+
+    cache = Cache()
+    if action == "clear":
+        return f"removed {cache.clear()} entries from {cache.root}"
+    info = cache.info()
+    return (f"cache: {info.place}\nentries: {info.entries}\n"
+            f"size: {info.size_bytes / 1e6:.1f} MB of {info.max_bytes / 1e6:.0f} MB")
+
+
+__all__ = ["run_file", "build_artifact", "run_artifact", "explain_file", "cache_command"]

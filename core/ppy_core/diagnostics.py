@@ -1,0 +1,165 @@
+"""Error codes, diagnostics, and the exception hierarchy.
+
+Codes are declared once, here, in DESIGN's ranges: E0xxx front end, E1xxx
+types, E19xx plugins, E2xxx backends and toolchains, E3xxx cache and
+artifacts. A diagnostic renders as
+
+    model.ppy:14:9: error: np.einsum: subscripts with '...' are not supported  [E1104]
+      hint: write the dimensions out, or leave this call to NumPy
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Severity = Literal["error", "warning", "note"]
+
+CODES: Final[dict[str, str]] = {
+    # E0xxx: front end
+    "E0001": "the file cannot be read",
+    "E0002": "syntax error",
+    "E0003": "an import of the project cannot be resolved",
+    "E0010": "a construct stays Python",
+    "E0020": "a ppy decorator or annotation is used wrongly",
+    # E1xxx: types
+    "E1001": "a type is unknown under strict mode",
+    "E1002": "an annotation cannot be understood",
+    "E1010": "a pure function writes memory",
+    # E19xx: plugins
+    "E1900": "a plugin hook raised",
+    "E1901": "two enabled plugins claim one module",
+    "E1902": "a plugin pass left the IR invalid",
+    "E1903": "a plugin was written against another interface version",
+    "E1904": "a plugin failed to import or to create itself",
+    "E1905": "a plugin or backend entry point is malformed",
+    "E1906": "two distributions register one plugin or backend name",
+    # E1950-: configuration
+    "E1950": "the [tool.ppy] configuration is invalid",
+    # E2xxx: backends and toolchains
+    "E2001": "no backend can lower this site",
+    "E2002": "a backend failed to compile a site",
+    "E2003": "a toolchain is missing",
+    "E2004": "a compiled kernel was built for another machine",
+    # E3xxx: cache and artifacts
+    "E3001": "a cache entry is corrupt",
+    "E3002": "a cache lock could not be taken",
+    "E3003": "an artifact was built against another library build",
+    "E3004": "a piece of an artifact is missing or fails to load",
+    "E3005": "an artifact manifest is invalid",
+    # E9xxx: internal
+    "E9001": "internal compiler error",
+    "E9002": "a command is not available yet",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in a source file; line and column are 1-based, as Python's."""
+
+    path: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.path
+        if self.column <= 0:
+            return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One reported problem: a code from CODES, a message, an optional hint."""
+
+    code: str
+    message: str
+    hint: str = ""
+    location: Location | None = None
+    severity: Severity = "error"
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise KeyError(f"undeclared diagnostic code {self.code}")
+
+    def render(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.severity}: {self.message}  [{self.code}]"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class Error(Exception):
+    """Base of every error PPy raises across a package boundary."""
+
+    code: str = "E9001"
+
+    def __init__(self, message: str, *, hint: str = "", location: Location | None = None,
+                 code: str | None = None) -> None:
+        self.diagnostic = Diagnostic(code or self.code, message, hint, location)
+        self.code = self.diagnostic.code
+        super().__init__(self.diagnostic.render())
+
+    @classmethod
+    def from_diagnostic(cls, diagnostic: Diagnostic) -> Error:
+        return cls(diagnostic.message, hint=diagnostic.hint, location=diagnostic.location,
+                   code=diagnostic.code)
+
+
+class ConfigError(Error):
+    """The nearest pyproject.toml's [tool.ppy] table is invalid."""
+
+    code = "E1950"
+
+
+class PluginError(Error):
+    """A plugin could not be loaded, conflicts with another, or misbehaved."""
+
+    code = "E1904"
+
+
+class InvalidIRError(Error):
+    """The IR verifier rejected an operation."""
+
+    code = "E9001"
+
+
+class BackendError(Error):
+    """A backend could not compile a site, or its toolchain is missing."""
+
+    code = "E2002"
+
+
+class CacheError(Error):
+    """A cache entry or an artifact is unusable."""
+
+    code = "E3001"
+
+
+class InternalError(Error):
+    """A bug in the compiler; for the user it degrades to the Python path."""
+
+    code = "E9001"
+
+
+class VerifyError(Error):
+    """PPY_VERIFY=1 found a fast path whose answer differs from Python's."""
+
+    code = "E9001"
+
+
+class NotYetError(Error):
+    """A command whose issue has not landed yet."""
+
+    code = "E9002"
+
+
+__all__ = [
+    "CODES", "Location", "Diagnostic", "Error", "ConfigError", "PluginError", "InvalidIRError",
+    "BackendError", "CacheError", "InternalError", "VerifyError", "NotYetError", "Severity",
+]

@@ -1,0 +1,372 @@
+"""Discovery and enablement of plugins and backends.
+
+Entry points of the groups `ppy.plugins` and `ppy.backends` are read from the
+installed distributions' metadata: nothing is imported to find them. A plugin is
+imported only when a project activates it:
+
+* a first-party plugin (FIRST_PARTY: its name, its distribution, the top-level
+  modules it claims) when the module being compiled imports one of its modules,
+  unless `[tool.ppy.plugins.NAME] enabled = false`;
+* any other plugin only when `[tool.ppy.plugins.NAME] enabled = true`.
+
+Every backend installed is enabled; `[tool.ppy] backends = [...]` orders and
+restricts them. Problems are diagnostics, never crashes: two plugins claiming one
+module (E1901, neither gets it), another interface version (E1903), a failed import
+or factory (E1904), a malformed entry point (E1905), one name twice (E1906).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal, cast
+
+from ppy_core.backends import INTERFACE as BACKEND_INTERFACE
+from ppy_core.backends import Backend
+from ppy_core.config import Config
+from ppy_core.diagnostics import Diagnostic, PluginError
+from ppy_core.plugins import INTERFACE as PLUGIN_INTERFACE
+from ppy_core.plugins import Plugin
+
+PLUGIN_GROUP: Final = "ppy.plugins"
+BACKEND_GROUP: Final = "ppy.backends"
+Kind = Literal["plugin", "backend"]
+
+
+@dataclass(frozen=True, slots=True)
+class FirstParty:
+    """A plugin or backend shipped by the PPy project."""
+
+    distribution: str
+    modules: tuple[str, ...] = ()
+
+
+FIRST_PARTY: Final[Mapping[str, FirstParty]] = {
+    "numpy": FirstParty("ppy-numpy", ("numpy",)),
+    "torch": FirstParty("ppy-torch", ("torch",)),
+    "jax": FirstParty("ppy-jax", ("jax", "flax", "optax")),
+    "pyarrow": FirstParty("ppy-arrow", ("pyarrow",)),
+    "pandas": FirstParty("ppy-pandas", ("pandas",)),
+    "scipy": FirstParty("ppy-scipy", ("scipy",)),
+    "pydantic": FirstParty("ppy-web", ("pydantic",)),
+    "uvicorn": FirstParty("ppy-web", ("uvicorn", "fastapi", "starlette")),
+}
+FIRST_PARTY_BACKENDS: Final[Mapping[str, FirstParty]] = {
+    "llvm": FirstParty("ppy-llvm"),
+    "cuda": FirstParty("ppy-cuda"),
+    "aten": FirstParty("ppy-torch"),
+    "stablehlo": FirstParty("ppy-jax"),
+}
+_VALUE: Final = re.compile(r"^[\w.]+\s*:\s*[\w.]+$")
+
+
+def normalize(name: str) -> str:
+    """A distribution name as PEP 503 compares them (`PPy_Numpy` -> `ppy-numpy`)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry point: `name = value` in `group`, from `distribution` at `version`."""
+
+    kind: Kind
+    name: str
+    value: str
+    distribution: str
+    version: str
+    first_party: bool
+    modules: tuple[str, ...] = ()  # claimed top-level modules, known before import
+
+    @property
+    def group(self) -> str:
+        return PLUGIN_GROUP if self.kind == "plugin" else BACKEND_GROUP
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    """Every entry point found, by name, and what was wrong with the metadata."""
+
+    plugins: Mapping[str, Entry]
+    backends: Mapping[str, Entry]
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """The plugins one module gets: loaded instances (in name order), which plugin
+    claims which top-level module, what went wrong, and what was refused and why."""
+
+    plugins: tuple[Plugin, ...] = ()
+    claims: Mapping[str, str] = field(default_factory=dict)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+    def plugin_for(self, module: str) -> Plugin | None:
+        """The plugin claiming `module`'s top-level package ("numpy.linalg" -> numpy's)."""
+        owner = self.claims.get(module.partition(".")[0])
+        return next((p for p in self.plugins if p.name == owner), None)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSet:
+    """The backends in the order to try them, what went wrong, what was refused."""
+
+    backends: tuple[Backend, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+
+_discovered: dict[tuple[str, ...], Discovered] = {}
+_loaded: dict[tuple[Kind, str, str], Plugin | Backend | PluginError] = {}
+
+
+def discover(path: Sequence[str] | None = None, *, refresh: bool = False) -> Discovered:
+    """Read the entry points of every distribution on `path` (default: sys.path).
+
+    Imports nothing. Cached per path; `refresh=True` reads the metadata again."""
+    search = tuple(sys.path if path is None else path)
+    if refresh or search not in _discovered:
+        _discovered[search] = _read(search)
+    return _discovered[search]
+
+
+def _read(search: tuple[str, ...]) -> Discovered:
+    found: dict[Kind, dict[str, list[Entry]]] = {"plugin": {}, "backend": {}}
+    diagnostics: list[Diagnostic] = []
+    seen: set[str] = set()
+    for dist in md.distributions(path=list(search)):
+        dist_name = dist.metadata["Name"] or ""
+        if not dist_name or normalize(dist_name) in seen:
+            continue  # like the import system: the first on the path wins
+        seen.add(normalize(dist_name))
+        for ep in dist.entry_points:
+            kind: Kind | None = {PLUGIN_GROUP: "plugin", BACKEND_GROUP: "backend"}.get(ep.group)
+            if kind is None:
+                continue
+            if not _VALUE.match(ep.value):
+                diagnostics.append(
+                    Diagnostic(
+                        "E1905",
+                        f"{kind} {ep.name!r} of {dist_name}: entry point {ep.value!r} is "
+                        "not 'module:function'",
+                        hint=f'write {ep.name} = "package.module:create_{kind}" in {ep.group}',
+                    )
+                )
+                continue
+            found[kind].setdefault(ep.name, []).append(_entry(kind, ep, dist_name, dist.version))
+    return Discovered(
+        plugins=_unique(found["plugin"], diagnostics),
+        backends=_unique(found["backend"], diagnostics),
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _entry(kind: Kind, ep: md.EntryPoint, dist_name: str, version: str) -> Entry:
+    table = FIRST_PARTY if kind == "plugin" else FIRST_PARTY_BACKENDS
+    first = table.get(ep.name)
+    is_first = first is not None and first.distribution == normalize(dist_name)
+    modules = first.modules if first is not None and is_first else ()
+    return Entry(kind, ep.name, ep.value, dist_name, version, is_first, modules)
+
+
+def _unique(entries: Mapping[str, list[Entry]], diagnostics: list[Diagnostic]) -> dict[str, Entry]:
+    unique: dict[str, Entry] = {}
+    for name, candidates in sorted(entries.items()):
+        if len(candidates) == 1:
+            unique[name] = candidates[0]
+            continue
+        dists = ", ".join(sorted(f"{c.distribution} {c.version}" for c in candidates))
+        diagnostics.append(
+            Diagnostic(
+                "E1906",
+                f"{candidates[0].kind} {name!r} is registered by {dists}; none is loaded",
+                hint="uninstall all but one of those distributions",
+            )
+        )
+    return unique
+
+
+def enablement(entry: Entry, config: Config) -> tuple[bool, str]:
+    """Whether `config` allows loading `entry`, and why (for `ppy doctor`)."""
+    where = f" in {config.path}" if config.path else ""
+    if entry.kind == "backend":
+        if config.backends is not None and entry.name not in config.backends:
+            return False, f"not listed in [tool.ppy] backends{where}"
+        return True, "enabled"
+    said = config.plugin(entry.name).enabled
+    if said is False:
+        return False, f"disabled by [tool.ppy.plugins.{entry.name}] enabled = false{where}"
+    if entry.first_party:
+        return True, f"enabled: activates when a module imports {', '.join(entry.modules)}"
+    if said is True:
+        return True, f"enabled by [tool.ppy.plugins.{entry.name}] enabled = true{where}"
+    return False, (
+        f"third-party, not enabled: add [tool.ppy.plugins.{entry.name}] enabled = true to use it"
+    )
+
+
+def load(entry: Entry) -> Plugin | Backend:
+    """Import `entry`, call its factory, check the result; cached per process.
+
+    Raises PluginError: E1904 (import or factory failed), E1903 (another interface
+    version), E1905 (not a Plugin/Backend, or its name differs from its entry point)."""
+    key = (entry.kind, entry.name, entry.value)
+    if key not in _loaded:
+        try:
+            _loaded[key] = _create(entry)
+        except PluginError as exc:
+            _loaded[key] = exc
+    result = _loaded[key]
+    if isinstance(result, PluginError):
+        raise result
+    return result
+
+
+def _create(entry: Entry) -> Plugin | Backend:
+    who = f"{entry.kind} {entry.name!r} ({entry.distribution} {entry.version})"
+    try:
+        factory = md.EntryPoint(entry.name, entry.value, entry.group).load()
+        instance = factory()
+    except Exception as exc:
+        raise PluginError(
+            f"{who} failed to load: {entry.value} raised {type(exc).__name__}: {exc}",
+            hint=f"reinstall or upgrade {entry.distribution}; everything else keeps working",
+            code="E1904",
+        ) from None
+    base: type = Plugin if entry.kind == "plugin" else Backend
+    expected = PLUGIN_INTERFACE if entry.kind == "plugin" else BACKEND_INTERFACE
+    interface = getattr(instance, "interface", None)
+    if interface is None or not isinstance(instance, base):
+        raise PluginError(
+            f"{who}: {entry.value} returned a {type(instance).__name__}, not a "
+            f"ppy_core {base.__name__}",
+            hint=f"subclass ppy_core.{entry.kind}s.{base.__name__}",
+            code="E1905",
+        )
+    if interface != expected:
+        raise PluginError(
+            f"{who} is written against interface {interface!r}; this core speaks "
+            f"interface {expected}",
+            hint=f"install a release of {entry.distribution} made for interface {expected}",
+            code="E1903",
+        )
+    if instance.name != entry.name:
+        raise PluginError(
+            f"{who} calls itself {instance.name!r}, not {entry.name!r} as its entry point does",
+            hint="make the class's name and the entry point's name the same",
+            code="E1905",
+        )
+    return instance
+
+
+def activate(
+    imported_modules: Iterable[str], config: Config, discovered: Discovered | None = None
+) -> Activation:
+    """Load the plugins a module importing `imported_modules` gets under `config`."""
+    found = discovered or discover()
+    tops = {m.partition(".")[0] for m in imported_modules}
+    diagnostics: list[Diagnostic] = list(found.diagnostics)
+    refused: dict[str, str] = {}
+    plugins: list[Plugin] = []
+    for name, entry in found.plugins.items():
+        enabled, _why = enablement(entry, config)
+        if not enabled or (entry.first_party and not tops.intersection(entry.modules)):
+            continue
+        try:
+            instance = load(entry)
+        except PluginError as exc:
+            diagnostics.append(exc.diagnostic)
+            refused[name] = exc.diagnostic.message
+            continue
+        plugins.append(cast(Plugin, instance))
+    for name, said in sorted(config.plugins.items()):
+        if said.enabled is True and name not in found.plugins:
+            diagnostics.append(
+                Diagnostic(
+                    "E1904",
+                    f"plugin {name!r} is enabled in {config.path} but not installed",
+                    hint=f"pip install the distribution providing {name!r}, or remove "
+                    f"[tool.ppy.plugins.{name}]",
+                )
+            )
+    claims = _claims(plugins, diagnostics)
+    return Activation(tuple(plugins), claims, tuple(diagnostics), refused)
+
+
+def _claims(plugins: Sequence[Plugin], diagnostics: list[Diagnostic]) -> dict[str, str]:
+    claimants: dict[str, list[str]] = {}
+    for plugin in plugins:
+        for module in dict.fromkeys(plugin.modules):
+            claimants.setdefault(module, []).append(plugin.name)
+    claims: dict[str, str] = {}
+    for module, names in sorted(claimants.items()):
+        if len(names) == 1:
+            claims[module] = names[0]
+            continue
+        listed = " and ".join(repr(n) for n in sorted(names))
+        diagnostics.append(
+            Diagnostic(
+                "E1901",
+                f"module {module!r} is claimed by plugins {listed}; neither is used for it",
+                hint="disable all but one with [tool.ppy.plugins.NAME] enabled = false",
+            )
+        )
+    return claims
+
+
+def load_backends(config: Config, discovered: Discovered | None = None) -> BackendSet:
+    """The enabled backends, loaded, in order: `[tool.ppy] backends` when given, else
+    the first-party ones (llvm, cuda, aten, stablehlo) then the others by name."""
+    found = discovered or discover()
+    if config.backends is not None:
+        names = list(config.backends)
+    else:
+        firsts = [n for n in FIRST_PARTY_BACKENDS if n in found.backends]
+        names = firsts + sorted(n for n in found.backends if n not in FIRST_PARTY_BACKENDS)
+    diagnostics: list[Diagnostic] = list(found.diagnostics)
+    backends: list[Backend] = []
+    refused: dict[str, str] = {}
+    for name in names:
+        entry = found.backends.get(name)
+        if entry is None:
+            refused[name] = "not installed"
+            diagnostics.append(
+                Diagnostic(
+                    "E2003",
+                    f"backend {name!r} is listed in [tool.ppy] backends of {config.path} "
+                    "but not installed",
+                    hint=f"pip install the distribution providing {name!r}, or remove it "
+                    "from the list",
+                )
+            )
+            continue
+        try:
+            instance = load(entry)
+        except PluginError as exc:
+            diagnostics.append(exc.diagnostic)
+            refused[name] = exc.diagnostic.message
+            continue
+        backends.append(cast(Backend, instance))
+    return BackendSet(tuple(backends), tuple(diagnostics), refused)
+
+
+__all__ = [
+    "PLUGIN_GROUP",
+    "BACKEND_GROUP",
+    "FIRST_PARTY",
+    "FIRST_PARTY_BACKENDS",
+    "FirstParty",
+    "Entry",
+    "Discovered",
+    "Activation",
+    "BackendSet",
+    "discover",
+    "enablement",
+    "load",
+    "activate",
+    "load_backends",
+    "normalize",
+]

@@ -1,0 +1,224 @@
+"""The compile driver: one module from source to a cached artifact entry.
+
+key (no compiler) -> cache hit, or: parse, find sites, build IR, run passes, pick a
+backend per site, rewrite the module, marshal its code, write the manifest. A
+failure confined to one site leaves that site Python with a diagnostic.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import marshal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ppy_core import __version__
+from ppy_core.backends import Backend, CompiledUnit, LowerContext
+from ppy_core.cache import Cache, Entry
+from ppy_core.diagnostics import Diagnostic, Error, Location
+from ppy_core.frontend.lowering import build_site_ir
+from ppy_core.frontend.oracle import Oracle
+from ppy_core.frontend.sites import ExprSite, FunctionSite, SiteFinder
+from ppy_core.frontend.source import read_source
+from ppy_core.frontend.transform import compile_module_code, rewrite_module
+from ppy_core.hooks import HookCaller
+from ppy_core.ir import DialectRegistry, PassManager, core_registry, print_ir
+from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp
+from ppy_core.keying import ModuleKey, module_key
+from ppy_core.passes import CORE_PASSES
+from ppy_core.plugins import ModuleContext
+from ppy_core.runtime.artifact import MANIFEST, write_manifest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Compiled:
+    entry: Entry
+    key: ModuleKey
+    hit: bool
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    miss_reason: str = ""
+
+
+def cache_for(key: ModuleKey) -> Cache:
+    return Cache(key.config.cache_dir) if key.config.cache_dir else Cache()
+
+
+def compile_file(path: Path, *, cache: Cache | None = None) -> Compiled:
+    """The artifact entry of `path`, from the cache or freshly built."""
+    key = module_key(path.resolve())
+    cache = cache or cache_for(key)
+    entry = cache.lookup(key.key)
+    if entry is not None:
+        return Compiled(entry, key, hit=True)
+    reason = cache.explain_miss(key.key, str(key.path), key.components)
+    builder = _Builder(key)
+    entry = cache.store(key.key, builder.build, source_id=str(key.path),
+                        components=key.components)
+    return Compiled(entry, key, hit=False, diagnostics=builder.diagnostics, miss_reason=reason)
+
+
+class _Builder:
+    """Builds one module's artifact into the directory the cache hands it."""
+
+    def __init__(self, key: ModuleKey) -> None:
+        self.key = key
+        self.diagnostics: list[Diagnostic] = list(key.activation.diagnostics)
+        self.registry: DialectRegistry = core_registry()
+
+    def report(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+
+    def build(self, out: Path) -> dict[str, Any]:
+        source = read_source(self.key.path)
+        hooks = HookCaller(self.key.activation.plugins, report=self.report)
+        for _plugin, dialects in hooks.collect("register_dialects"):
+            for dialect in dialects:
+                self.registry.register(dialect)
+        oracle = Oracle(hooks)
+        scope = self.key.scope
+        imports = dict(scope.imports) if scope else {}
+        module_ctx = ModuleContext(str(self.key.path), self.key.path.stem, imports,
+                                   report=self.report)
+        finder = SiteFinder(oracle, module_ctx, self.key.config.opt)
+        findings = finder.run(source.tree)
+        for node, reject in findings.rejects:
+            self.report(Diagnostic(reject.code, reject.message, reject.hint,
+                                   _where(self.key.path, node)))
+        passes = [*[p for _n, ps in hooks.collect("register_passes") for p in ps], *CORE_PASSES]
+        expr_records, compiled_exprs = [], []
+        for site in findings.expr_sites:
+            record, unit = self.expr_site(site, passes, out)
+            record["index"] = len(expr_records)
+            expr_records.append(record)
+            if unit is not None:
+                compiled_exprs.append((record["index"], site))
+        fn_records, compiled_fns = [], []
+        for fsite in findings.function_sites:
+            record, unit = self.function_site(fsite, out)
+            record["index"] = len(fn_records)
+            fn_records.append(record)
+            if unit is not None:
+                compiled_fns.append((record["index"], fsite))
+        tree = rewrite_module(source.tree, compiled_exprs, compiled_fns)
+        code = compile_module_code(tree, str(self.key.path))
+        (out / "module.code").write_bytes(marshal.dumps(code))
+        (out / "source.py").write_bytes(source.data)
+        manifest = {
+            "format": 1, "core": __version__, "python": sys.implementation.cache_tag,
+            "module": {"path": str(self.key.path), "name": self.key.path.stem},
+            "key": self.key.key, "components": self.key.components,
+            "plugins": [p.name for p in self.key.activation.plugins],
+            "expr_sites": expr_records, "function_sites": fn_records,
+            "project_files": {k: str(v) for k, v in self.key.project_files.items()},
+            "remarks": [{"function": r.function, "line": r.line, "message": r.message}
+                        for r in findings.remarks],
+            "diagnostics": [d.render() for d in self.diagnostics],
+        }
+        write_manifest(out / MANIFEST, manifest)
+        return {"module": str(self.key.path)}
+
+    def expr_site(self, site: ExprSite, passes: list[Any], out: Path) -> tuple[dict[str, Any], CompiledUnit | None]:
+        record: dict[str, Any] = {
+            "id": site.id, "function": site.function, "line": site.node.lineno,
+            "col": site.node.col_offset + 1, "text": ast.unparse(site.node),
+            "leaves": [ast.unparse(leaf) for leaf in site.leaves], "unit": None,
+            "reasons": [],
+        }
+        try:
+            func = build_site_ir(site, self.registry)
+            record["ir"] = print_ir(func)
+            module = ModuleOp.empty()
+            module.regions[0].block.append(func)
+            PassManager(passes).run(module)
+            record["ir_final"] = print_ir(func)
+        except Error as exc:
+            self.report(_located(exc.diagnostic, self.key.path, site.node))
+            record["reasons"].append(f"IR: {exc.diagnostic.message}")
+            return record, None
+        unit = self.lower(func, site.id, site.fastmath, out, record, site.node)
+        return record, unit
+
+    def function_site(self, fsite: FunctionSite, out: Path
+                      ) -> tuple[dict[str, Any], CompiledUnit | None]:
+        record: dict[str, Any] = {"id": fsite.id, "function": fsite.function,
+                                  "line": fsite.node.lineno, "backend": fsite.spec.backend,
+                                  "unit": None, "reasons": []}
+        backend = next((b for b in self.key.backends if b.name == fsite.spec.backend), None)
+        if backend is None:
+            record["reasons"].append(f"backend '{fsite.spec.backend}' is not enabled")
+            return record, None
+        unit = self._try_lower(backend, fsite.spec.graph, fsite.id, False, out, record,
+                               fsite.node)
+        return record, unit
+
+    def lower(self, func: FuncOp, site_id: str, fastmath: bool, out: Path,
+              record: dict[str, Any], node: ast.AST) -> CompiledUnit | None:
+        for backend in self.key.backends:
+            try:
+                reason = backend.can_lower(func)
+            except Exception as exc:  # a backend bug must not cost the program
+                reason = f"can_lower raised {type(exc).__name__}: {exc}"
+            if reason is not None:
+                record["reasons"].append(f"{backend.name}: {reason}")
+                continue
+            unit = self._try_lower(backend, func, site_id, fastmath, out, record, node)
+            if unit is not None:
+                return unit
+        if not self.key.backends:
+            record["reasons"].append("no backend is installed and enabled")
+        return None
+
+    def _try_lower(self, backend: Backend, what: Any, site_id: str, fastmath: bool, out: Path,
+                   record: dict[str, Any], node: ast.AST) -> CompiledUnit | None:
+        ctx = LowerContext(site_id=site_id, build_dir=out, fastmath=fastmath)
+        try:
+            unit = backend.lower(what, ctx)
+        except Error as exc:
+            self.report(_located(exc.diagnostic, self.key.path, node))
+            record["reasons"].append(f"{backend.name}: {exc.diagnostic.message}")
+            return None
+        except Exception as exc:
+            log.debug("backend %s failed", backend.name, exc_info=True)
+            message = (f"backend '{backend.name}' failed to compile site {site_id}: "
+                       f"{type(exc).__name__}: {exc}")
+            self.report(Diagnostic("E2002", message, "the site stays Python; rerun with "
+                                   "PPY_DEBUG=1 for the compiler's traceback",
+                                   _where(self.key.path, node), "warning"))
+            record["reasons"].append(message)
+            record["traceback"] = traceback.format_exc()
+            return None
+        record["unit"] = {"backend": unit.backend, "loader": unit.loader,
+                          "files": list(unit.files), "data": dict(unit.data)}
+        record["backend"] = backend.name
+        return unit
+
+
+def _where(path: Path, node: ast.AST) -> Location:
+    return Location(str(path), getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
+
+
+def _located(diagnostic: Diagnostic, path: Path, node: ast.AST) -> Diagnostic:
+    if diagnostic.location is not None:
+        return diagnostic
+    return Diagnostic(diagnostic.code, diagnostic.message, diagnostic.hint, _where(path, node),
+                      diagnostic.severity)
+
+
+def load_manifest(entry: Entry) -> dict[str, Any]:
+    return json.loads((entry.path / MANIFEST).read_text())
+
+
+__all__ = ["Compiled", "compile_file", "cache_for", "load_manifest", "report_diagnostics"]
+
+
+def report_diagnostics(compiled: Compiled) -> None:
+    """Print a fresh compile's diagnostics once, to stderr (a cache hit prints none)."""
+    for diagnostic in compiled.diagnostics:
+        sys.stderr.write(diagnostic.render() + "\n")

@@ -1,0 +1,68 @@
+"""An expression site becomes a func.func of shared ops over its leaves."""
+
+from __future__ import annotations
+
+import ast
+
+from ppy_core.frontend.sites import ExprSite
+from ppy_core.ir.core import DialectRegistry, Value
+from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
+from ppy_core.ir.types import F64, I1, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.diagnostics import InternalError
+
+
+def leaf_type(t: Type, library: str) -> Type:
+    """What a leaf is taken to be; the runtime guard checks it. Unknown leaves are
+    taken as arrays of the site's library."""
+    if isinstance(t, TensorType):
+        return t
+    if isinstance(t, ScalarType) and t.kind in ("f64", "i64"):
+        return F64
+    if isinstance(t, ScalarType) and t.kind == "i1":
+        return I1
+    return TensorType(F64, None, library)
+
+
+def site_library(site: ExprSite) -> str:
+    for converge in site.conv.values():
+        if isinstance(converge.result, TensorType) and converge.result.library:
+            return converge.result.library
+    return ""
+
+
+def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
+    """The site as `func.func @<id>(leaves...) -> (result)`, one op per tree node."""
+    library = site_library(site)
+    arg_types = [leaf_type(t, library) for t in site.leaf_types]
+    names = [leaf.id if isinstance(leaf, ast.Name) else None for leaf in site.leaves]
+    func = FuncOp.build(site.id, arg_types, [], names)
+    values: dict[int, Value] = {id(leaf): arg for leaf, arg in zip(site.leaves, func.args,
+                                                                   strict=True)}
+
+    def emit(node: ast.expr) -> Value:
+        if id(node) in values:
+            return values[id(node)]
+        if isinstance(node, ast.Constant):
+            const = func.entry.append(ConstantOp([], [F64], {"value": float(node.value)}))
+            return const.result
+        converge = site.conv.get(id(node))
+        if converge is None:
+            raise InternalError(f"site {site.id}: node at line {node.lineno} is neither "
+                                f"a leaf nor converged")
+        operands = [emit(child) for child in site.operands[id(node)]]
+        cls = registry.lookup(converge.op)
+        if cls is None:
+            raise InternalError(f"site {site.id}: no operation named {converge.op}")
+        op = func.entry.append(cls(operands, [converge.result], dict(converge.attributes)))
+        values[id(node)] = op.result
+        return op.result
+
+    out = emit(site.node)
+    func.entry.append(ReturnOp([out]))
+    func.attributes["result_types"] = (out.type,)
+    if out.type is UNKNOWN:
+        raise InternalError(f"site {site.id}: result type unknown")
+    return func
+
+
+__all__ = ["build_site_ir", "leaf_type", "site_library"]

@@ -1,0 +1,116 @@
+"""Rewriting a module: each compiled site becomes a call to its dispatcher.
+
+Leaves move into the call's arguments (so they are evaluated once, in Python's
+order); the original expression survives as the fallback, a lambda over the leaves
+placed at the site's own line, so a traceback from the Python path points at the
+user's code. Region functions get the dispatcher as their outermost decorator.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from types import CodeType
+
+from ppy_core.frontend.sites import ExprSite, FunctionSite
+
+BIND = "__ppy_bind__"
+
+
+def site_name(index: int) -> str:
+    return f"__ppy_site_{index}"
+
+
+def function_name(index: int) -> str:
+    return f"__ppy_fn_{index}"
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, sites: dict[int, tuple[int, ExprSite]]) -> None:
+        self.sites = sites
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        found = self.sites.get(id(node))
+        if found is None:
+            return super().visit(node)
+        index, site = found
+        args = [self.visit(leaf) for leaf in site.leaves]
+        call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
+        return ast.copy_location(call, node)
+
+
+def _fallback(site: ExprSite) -> ast.Lambda:
+    """`lambda __ppy_0, ...: <the site's expression over its leaves>`."""
+    params = {id(leaf): f"__ppy_{i}" for i, leaf in enumerate(site.leaves)}
+
+    class _Leaves(ast.NodeTransformer):
+        def visit(self, node: ast.AST) -> ast.AST:
+            if id(node) in params:
+                return ast.copy_location(ast.Name(params[id(node)], ast.Load()), node)
+            return super().visit(node)
+
+    body = _Leaves().visit(_shallow_tree_copy(site.node, set(params)))
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params.values()],
+                         kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(args=args, body=body), site.node)
+
+
+def _shallow_tree_copy(node: ast.AST, keep: set[int]) -> ast.AST:
+    """Copy `node`'s tree, keeping leaf nodes (ids in `keep`) as the same objects so
+    the leaf substitution can find them."""
+    if id(node) in keep:
+        return node
+    new = copy.copy(node)
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            setattr(new, name, [_shallow_tree_copy(v, keep) if isinstance(v, ast.AST) else v
+                                for v in value])
+        elif isinstance(value, ast.AST):
+            setattr(new, name, _shallow_tree_copy(value, keep))
+    return new
+
+
+def rewrite_module(tree: ast.Module, expr_sites: list[tuple[int, ExprSite]],
+                   function_sites: list[tuple[int, FunctionSite]]) -> ast.Module:
+    """The module tree, rewritten in place: the given sites (numbered as in the
+    manifest) replaced by calls to their dispatchers."""
+    fallbacks = {index: _fallback(site) for index, site in expr_sites}
+    module = _Replace({id(site.node): (index, site) for index, site in expr_sites}).visit(tree)
+    assert isinstance(module, ast.Module)
+    for index, fsite in function_sites:
+        for stmt in ast.walk(module):
+            if isinstance(stmt, ast.FunctionDef) and stmt.lineno == fsite.node.lineno \
+                    and stmt.name == fsite.node.name:
+                deco = ast.copy_location(ast.Name(function_name(index), ast.Load()), stmt)
+                stmt.decorator_list = [deco, *stmt.decorator_list]
+    prelude_at = _prelude_index(module)
+    anchor = module.body[prelude_at] if prelude_at < len(module.body) else module
+    table = ast.Dict(keys=[ast.Constant(i) for i in fallbacks],
+                     values=list(fallbacks.values()))
+    bind = ast.Expr(ast.Call(ast.Name(BIND, ast.Load()), [table], []))
+    ast.copy_location(bind, anchor)
+    ast.copy_location(bind.value, anchor)
+    ast.copy_location(bind.value.func, anchor)
+    ast.copy_location(table, anchor)
+    module.body.insert(prelude_at, bind)
+    return ast.fix_missing_locations(module)
+
+
+def _prelude_index(module: ast.Module) -> int:
+    """After the docstring and `from __future__` imports."""
+    index = 0
+    body = module.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        index = 1
+    while index < len(body) and isinstance(body[index], ast.ImportFrom) \
+            and body[index].module == "__future__":
+        index += 1
+    return index
+
+
+def compile_module_code(module: ast.Module, filename: str) -> CodeType:
+    return compile(module, filename, "exec", dont_inherit=True)
+
+
+__all__ = ["rewrite_module", "compile_module_code", "site_name", "function_name", "BIND"]

@@ -1,0 +1,225 @@
+"""Types of names and expressions inside one function, from annotations and the
+plugins' hooks. What no plugin knows is UNKNOWN; typing never fails."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ppy_core.diagnostics import Location
+from ppy_core.frontend.oracle import Oracle
+from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, TensorType, Type
+from ppy_core.plugins import (
+    NOT_CONSTANT,
+    AttributeContext,
+    CallContext,
+    Converge,
+    OperatorContext,
+    SubscriptContext,
+)
+
+BUILTIN_TYPES: Mapping[str, Type] = {"builtins.float": F64, "builtins.int": I64,
+                                     "builtins.bool": I1, "builtins.None": NONE}
+_DTYPE_NAMES = {"float64": "f64", "f64": "f64", "float32": "f32", "f32": "f32", "int64": "i64",
+                "i64": "i64", "int32": "i32", "bool": "i1"}
+
+
+@dataclass(slots=True)
+class Typer:
+    """Resolves names through the module's imports and asks the plugins the rest."""
+
+    oracle: Oracle
+    imports: Mapping[str, str]
+    path: str
+    env: dict[str, Type] = field(default_factory=dict)
+
+    def location(self, node: ast.AST) -> Location:
+        return Location(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
+
+    def qualname(self, node: ast.expr) -> str | None:
+        """The qualified name a Name/Attribute chain denotes, if it starts at an import."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.env:
+            return None
+        if node.id in self.imports:
+            return ".".join([self.imports[node.id], *reversed(parts)])
+        if node.id in ("float", "int", "bool") and not parts:
+            return f"builtins.{node.id}"
+        return None
+
+    # -- annotations ----------------------------------------------------------
+    def annotation(self, node: ast.expr | None) -> Type:
+        if node is None:
+            return UNKNOWN
+        if isinstance(node, ast.Constant) and node.value is None:
+            return NONE
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                return self.annotation(ast.parse(node.value, mode="eval").body)
+            except SyntaxError:
+                return UNKNOWN
+        if isinstance(node, ast.Subscript):
+            return self._subscripted(node)
+        name = self.qualname(node)
+        if name is None:
+            return UNKNOWN
+        return BUILTIN_TYPES.get(name) or self.oracle.external_types().get(name) or UNKNOWN
+
+    def _subscripted(self, node: ast.Subscript) -> Type:
+        name = self.qualname(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if name in ("typing.Annotated", "typing_extensions.Annotated") and items:
+            return self._annotated(self.annotation(items[0]), items[1:])
+        if name is None:
+            return UNKNOWN
+        index_names = tuple(self.qualname(i) or _constant(i) for i in items)
+        ctx = SubscriptContext(value=None, qualname=name, index_names=index_names,
+                               index=tuple(self.annotation(i) for i in items),
+                               in_annotation=True, location=self.location(node))
+        return self.oracle.subscript(ctx) or UNKNOWN
+
+    def _annotated(self, base: Type, extras: list[ast.expr]) -> Type:
+        """`Annotated[T, ppy.Shape(...), ppy.DType(...)]` refines a tensor type."""
+        if not isinstance(base, TensorType):
+            return base
+        element, shape = base.element, base.shape
+        for extra in extras:
+            if not isinstance(extra, ast.Call):
+                continue
+            callee = self.qualname(extra.func) or ""
+            args = [_constant(a) for a in extra.args]
+            if callee.endswith("ppy.Shape") or callee == "ppy.Shape":
+                shape = tuple(a if isinstance(a, int | str) else None for a in args)
+            elif (callee.endswith("ppy.DType") and args and isinstance(args[0], str)
+                  and args[0] in _DTYPE_NAMES):
+                element = type(element)(_DTYPE_NAMES[args[0]])
+        return TensorType(element, shape)
+
+    # -- expressions ----------------------------------------------------------
+    def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        """The type of `node`, using already-computed convergences."""
+        if id(node) in conv:
+            return conv[id(node)].result
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                return I1
+            return F64 if isinstance(value, float) else I64 if isinstance(value, int) else UNKNOWN
+        if isinstance(node, ast.Name):
+            return self.env.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, conv)
+        if isinstance(node, ast.Call):
+            return self._call_type(node, conv)
+        return UNKNOWN
+
+    def _attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
+        owner = self.qualname(node.value)
+        if owner is not None:
+            ctx = AttributeContext(node.attr, owner=owner, location=self.location(node))
+            return self.oracle.attribute_type(ctx) or UNKNOWN
+        owner_type = self.expr(node.value, conv)
+        ctx = AttributeContext(node.attr, owner_type=owner_type, location=self.location(node))
+        return self.oracle.instance_attribute(ctx) or UNKNOWN
+
+    def _call_type(self, node: ast.Call, conv: Mapping[int, Converge]) -> Type:
+        ctx = self.call_context(node, conv)
+        if ctx is None:
+            return UNKNOWN
+        answer = self.oracle.call(ctx)
+        return answer.result if answer is not None else UNKNOWN
+
+    def call_context(self, node: ast.Call, conv: Mapping[int, Converge]) -> CallContext | None:
+        """The plugins' view of a call, with methods aliased to functions
+        (`x.sum()` -> `numpy.sum(x)`), or None if the callee is not resolvable."""
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if len(args) != len(node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        callee = self.qualname(node.func)
+        receiver: Type | None = None
+        operands = list(args)
+        if callee is None and isinstance(node.func, ast.Attribute):
+            receiver = self.expr(node.func.value, conv)
+            if receiver is UNKNOWN:
+                return None
+            callee = f"{self._owner_class(receiver)}.{node.func.attr}"
+            operands = [node.func.value, *args]
+        if callee is None:
+            return None
+        ctx = CallContext(
+            callee=callee, args=tuple(self.expr(a, conv) for a in operands),
+            kwargs={k.arg: self.expr(k.value, conv) for k in node.keywords if k.arg},
+            constants=tuple(_constant(a) for a in operands),
+            kw_constants={k.arg: _constant(k.value) for k in node.keywords if k.arg},
+            receiver=receiver, location=self.location(node))
+        alias = self.oracle.call_alias(ctx)
+        if alias:
+            ctx = CallContext(callee=alias, args=ctx.args, kwargs=ctx.kwargs,
+                              constants=ctx.constants, kw_constants=ctx.kw_constants,
+                              receiver=receiver, location=ctx.location)
+        return ctx
+
+    def _owner_class(self, t: Type) -> str:
+        """Method calls are asked as `<class>.<method>`: the class a plugin named for the
+        receiver's type (`numpy.ndarray`), else the type's text."""
+        for name, known in self.oracle.external_types().items():
+            if known == t or (isinstance(known, TensorType) and isinstance(t, TensorType)
+                              and known.library and known.library == t.library):
+                return name
+        return "!" + t.text()
+
+    def operator_context(self, node: ast.expr, operands: list[ast.expr],
+                         conv: Mapping[int, Converge]) -> OperatorContext:
+        op = type(node.ops[0] if isinstance(node, ast.Compare) else node.op).__name__
+        return OperatorContext(op, tuple(self.expr(o, conv) for o in operands),
+                               tuple(_constant(o) for o in operands), self.location(node))
+
+
+def _constant(node: ast.expr) -> Any:
+    """A literal's value (with unary minus), else NOT_CONSTANT."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, int | float)
+            and not isinstance(node.operand.value, bool)):
+        return -node.operand.value
+    return NOT_CONSTANT
+
+
+def single_assignments(func: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Locals assigned exactly once, by a plain `name = value` at the function's top level,
+    and never otherwise bound (loops, augmented assignment, with, del, walrus)."""
+    counts: Counter[str] = Counter()
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
+            counts[sub.id] += 1
+        elif isinstance(sub, ast.arg):
+            counts[sub.arg] += 1
+    found: dict[str, ast.expr] = {}
+    for stmt in func.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and counts[stmt.targets[0].id] == 1):
+            found[stmt.targets[0].id] = stmt.value
+        elif (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+              and stmt.value is not None and counts[stmt.target.id] == 1):
+            found[stmt.target.id] = stmt.value
+    return found
+
+
+def parameter_counts(func: ast.FunctionDef) -> Counter[str]:
+    """How often each parameter is rebound in the body (0 means never)."""
+    counts: Counter[str] = Counter()
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
+            counts[sub.id] += 1
+    return counts
+
+
+__all__ = ["Typer", "single_assignments", "parameter_counts", "BUILTIN_TYPES"]

@@ -1,0 +1,154 @@
+"""Fingerprints and cache keys.
+
+A cache key is the SHA-256 of a canonical JSON document holding core's version,
+the source's digest, the options, the fingerprints of exactly the plugins active
+for the module (those whose library it imports) and of the backends, and the
+digests of any extra files the build read. `hash()` is never used: it is salted
+per process. Keying a module imports nothing its imports do not call for.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import PurePath
+from typing import Any, Final
+
+from ppy_core import __version__
+from ppy_core.backends import Backend
+from ppy_core.diagnostics import InternalError, PluginError
+from ppy_core.plugins import Plugin
+
+KEY_FORMAT: Final = 1
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of `distribution`, read from its metadata (nothing is
+    imported), or None. For fingerprints of libraries a plugin does not import."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _fingerprint(kind: str, thing: Plugin | Backend) -> str:
+    try:
+        value = thing.fingerprint()
+    except Exception as exc:
+        raise PluginError(
+            f"{kind} {thing.name!r}: fingerprint() raised {type(exc).__name__}: {exc}",
+            hint=f"without a fingerprint nothing it compiles can be cached; fix or disable {kind} "
+            f"{thing.name!r}",
+            code="E1904",
+        ) from None
+    if not isinstance(value, str) or not value:
+        raise PluginError(
+            f"{kind} {thing.name!r}: fingerprint() returned {value!r}, not a non-empty str",
+            hint="a fingerprint is text like 'v1:numpy=2.1.0:simd=...'",
+            code="E1905",
+        )
+    return value
+
+
+def plugin_fingerprints(plugins: Iterable[Plugin]) -> dict[str, str]:
+    """Each plugin's fingerprint by plugin name. Raises PluginError if one fails."""
+    return {p.name: _fingerprint("plugin", p) for p in plugins}
+
+
+def backend_fingerprints(backends: Iterable[Backend]) -> dict[str, str]:
+    """Each backend's fingerprint by backend name. Raises PluginError if one fails."""
+    return {b.name: _fingerprint("backend", b) for b in backends}
+
+
+def fingerprints(plugins: Iterable[Plugin], backends: Iterable[Backend]) -> dict[str, str]:
+    """All fingerprints, keyed `plugin:NAME` and `backend:NAME` (names may repeat across
+    the two kinds: a package may ship a plugin and a backend of one name)."""
+    result = {f"plugin:{n}": fp for n, fp in plugin_fingerprints(plugins).items()}
+    result.update({f"backend:{n}": fp for n, fp in backend_fingerprints(backends).items()})
+    return result
+
+
+def _canonical(value: Any, where: str) -> Any:
+    """`value` as plain JSON data with one spelling per value (sets sorted, paths as str)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return {"float": repr(value)}
+        return value
+    if isinstance(value, enum.Enum):
+        return _canonical(value.value, where)
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, bytes):
+        return {"sha256": hashlib.sha256(value).hexdigest()}
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, set | frozenset):
+        items = [_canonical(v, where) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    raise InternalError(
+        f"cache key option {where} is a {type(value).__name__}, which has no stable spelling",
+        hint="pass options as str, int, float, bool, None, lists, sets, or mappings of them",
+    )
+
+
+def cache_key(
+    source: bytes,
+    options: Mapping[str, Any],
+    plugin_fps: Mapping[str, str],
+    backend_fps: Mapping[str, str],
+    extra_files: Mapping[str, bytes] | None = None,
+) -> str:
+    """The cache key of one module: hex SHA-256 over a canonical JSON document."""
+    document = {
+        "format": KEY_FORMAT,
+        "core": __version__,
+        "source": hashlib.sha256(source).hexdigest(),
+        "options": _canonical(dict(options), "options"),
+        "plugins": {str(k): str(v) for k, v in plugin_fps.items()},
+        "backends": {str(k): str(v) for k, v in backend_fps.items()},
+        "files": {str(k): hashlib.sha256(v).hexdigest() for k, v in (extra_files or {}).items()},
+    }
+    text = json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def imported_modules(source: bytes | str | ast.Module) -> frozenset[str]:
+    """The absolute modules a module's source imports anywhere (`import a.b` gives
+    "a.b"; `from a import b` gives "a" and "a.b"). Relative imports are left out: they
+    are the project's own modules, never a library. Unparseable source gives none."""
+    if isinstance(source, ast.Module):
+        tree = source
+    else:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return frozenset()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+    return frozenset(found)
+
+
+__all__ = [
+    "KEY_FORMAT",
+    "fingerprints",
+    "plugin_fingerprints",
+    "backend_fingerprints",
+    "cache_key",
+    "imported_modules",
+    "installed_version",
+]

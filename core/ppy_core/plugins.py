@@ -1,0 +1,276 @@
+"""Plugin interface 2: the contract between the core and a library's plugin.
+
+A plugin teaches the compiler one library: its types, its effects, what its calls
+converge onto, and how they lower (as typed specs, never code). Every hook has a
+no-op default that answers None ("not mine"), so the compiler calls every hook
+without probing. Hooks are pure: the compiler may cache their answers. Importing
+a plugin module must not import its library; `fingerprint()` may.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ppy_core.diagnostics import Diagnostic, Location
+from ppy_core.ir.types import Type
+from ppy_core.specs import LoweringSpec
+
+if TYPE_CHECKING:
+    from ppy_core.ir.core import Dialect
+    from ppy_core.ir.passes import Pass
+    from ppy_core.ir.rewrite import RewritePattern
+
+INTERFACE: int = 2
+
+Report = Callable[[Diagnostic], None]
+
+
+def _ignore(_diagnostic: Diagnostic) -> None:
+    return None
+
+
+class NotConstant:
+    """Marks an argument whose value is not a compile-time constant."""
+
+    def __repr__(self) -> str:
+        return "NOT_CONSTANT"
+
+
+NOT_CONSTANT = NotConstant()
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleContext:
+    """The module being compiled: its path, its imports, the plugin's own options."""
+
+    path: str
+    module: str
+    imports: Mapping[str, str]  # local name -> qualified name ("np" -> "numpy")
+    options: Mapping[str, Any] = field(default_factory=dict)
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """A call whose callee resolved to the qualified name `callee` ("numpy.sin").
+
+    `args`/`kwargs` are the argument types; `constants` holds each positional
+    argument's compile-time value or NOT_CONSTANT; `receiver` is the type of the
+    object a method is called on (then `callee` is "numpy.ndarray.sum")."""
+
+    callee: str
+    args: tuple[Type, ...]
+    kwargs: Mapping[str, Type]
+    constants: tuple[Any, ...] = ()
+    kw_constants: Mapping[str, Any] = field(default_factory=dict)
+    receiver: Type | None = None
+    location: Location | None = None
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorContext:
+    """A Python operator: `op` is the ast class name ("Add", "Mult", "USub", "Gt")."""
+
+    op: str
+    operands: tuple[Type, ...]
+    constants: tuple[Any, ...] = ()
+    location: Location | None = None
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeContext:
+    """`owner.name`: `owner` is a qualified module name for module attributes,
+    else None and `owner_type` is the instance's type."""
+
+    name: str
+    owner: str | None = None
+    owner_type: Type | None = None
+    location: Location | None = None
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptContext:
+    """`value[index]`, in an expression or an annotation (`npt.NDArray[np.float64]`).
+
+    For an annotation, `qualname` is the subscripted name and `index_names` the
+    qualified names or constants inside the brackets."""
+
+    value: Type | None
+    index: tuple[Type, ...] = ()
+    qualname: str | None = None
+    index_names: tuple[Any, ...] = ()
+    in_annotation: bool = False
+    location: Location | None = None
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class DecoratorContext:
+    """A decorator `qualname` applied to the function `function`."""
+
+    qualname: str
+    function: str
+    location: Location | None = None
+    report: Report = _ignore
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionContext:
+    """A whole function offered to a plugin (`stage`): its syntax, its resolved
+    imports, its parameter and return types, and the opt level in force."""
+
+    node: ast.FunctionDef
+    module: ModuleContext
+    params: Mapping[str, Type]
+    returns: Type | None
+    opt: int
+    decorators: tuple[str, ...] = ()
+    pure: bool = False
+    fastmath: bool = False
+    location: Location | None = None
+    report: Report = _ignore
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """The qualified name a Name/Attribute chain refers to, via the module's imports."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.module.imports:
+            return None
+        return ".".join([self.module.imports[node.id], *reversed(parts)])
+
+
+@dataclass(frozen=True, slots=True)
+class Converge:
+    """The shared IR operation a call or operator converges onto.
+
+    `op` is an operation name ("tensor.unary"), `attributes` its attributes
+    ({"op": "sin"}), `result` the type of the value it produces. `operands` picks,
+    by position, which of the call's operands the op takes (None: all of them; e.g.
+    `a ** 2` converging onto `tensor.unary {op = "square"}` takes only (0,))."""
+
+    op: str
+    result: Type
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    operands: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallAnswer:
+    """What a plugin knows of a call: its result type, its effects, how it lowers."""
+
+    result: Type
+    effects: frozenset[str] = frozenset({"Pure"})
+    lowering: LoweringSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecoratorSemantics:
+    """How a decorator treats the function: "inert" (returns it unchanged),
+    "wraps" (unknown wrapper: the function stays Python), or "staged"."""
+
+    kind: str
+    reason: str = ""
+
+
+class Plugin:
+    """Base of every plugin. Every hook is a no-op; override what you know.
+
+    Returning None from a hook means "not mine". Hooks are pure: their answers
+    may be cached. Errors go through the context's `report`, not raised."""
+
+    name: ClassVar[str] = ""
+    interface: ClassVar[int] = INTERFACE
+    modules: ClassVar[tuple[str, ...]] = ()  # top-level modules claimed ("numpy")
+    version: ClassVar[str] = "0"
+
+    def fingerprint(self) -> str:
+        """Own version plus the library build found, e.g. `v1:numpy=2.4.6:simd=...`."""
+        return f"v{self.version}"
+
+    def detected(self) -> Mapping[str, str]:
+        """What `ppy doctor` shows this plugin found (library build, toolchain)."""
+        return {}
+
+    # -- typing ---------------------------------------------------------------
+    def external_types(self) -> Mapping[str, Type]:
+        """Qualified class names this plugin types ("numpy.ndarray") -> IR type."""
+        return {}
+
+    def attribute_type(self, ctx: AttributeContext) -> Type | None:
+        """The type of a module attribute (`numpy.pi`); None: not known here."""
+        return None
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        """The type of `value.name` for a value of a type this plugin owns."""
+        return None
+
+    def subscript(self, ctx: SubscriptContext) -> Type | None:
+        """The type of `value[index]`, or of a subscripted annotation."""
+        return None
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        """Result type, effects and lowering of a call to a name this plugin claims."""
+        return None
+
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        """An operator over this plugin's types: a Converge if it is a shared op."""
+        return None
+
+    def call_alias(self, ctx: CallContext) -> str | None:
+        """Another qualified name this call means (`ndarray.sum` -> `numpy.sum`)."""
+        return None
+
+    def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
+        """What a decorator from this library does to a function."""
+        return None
+
+    def adjust_call(self, ctx: CallContext) -> CallContext | None:
+        """A normalized call (keywords bound to positions, defaults filled)."""
+        return None
+
+    def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
+        """Take a whole function (GraphRegionSpec) or say why not (FallbackSpec)."""
+        return None
+
+    def tensor_operation(self, ctx: CallContext) -> Converge | None:
+        """The shared tensor operation a call converges onto (`numpy.sin` ->
+        `tensor.unary {op = "sin"}`), whatever its own lowering is."""
+        return None
+
+    # -- IR -------------------------------------------------------------------
+    def register_dialects(self) -> Sequence[Dialect]:
+        """Dialects this plugin adds; a plugin's dialect is named after it."""
+        return ()
+
+    def register_passes(self) -> Sequence[Pass]:
+        """Passes run on every site this plugin contributed to."""
+        return ()
+
+    def register_patterns(self) -> Sequence[RewritePattern]:
+        """Rewrite patterns applied greedily to this plugin's sites."""
+        return ()
+
+    def register_lowerings(self) -> Mapping[str, LoweringSpec]:
+        """How this plugin's own dialect ops lower, by op name."""
+        return {}
+
+
+HOOK_NAMES: tuple[str, ...] = (
+    "external_types", "attribute_type", "instance_attribute", "subscript", "call", "operator",
+    "call_alias", "decorator_semantics", "adjust_call", "stage", "tensor_operation",
+    "register_dialects", "register_passes", "register_patterns", "register_lowerings",
+)
+
+__all__ = [
+    "INTERFACE", "HOOK_NAMES", "Plugin", "ModuleContext", "CallContext", "OperatorContext",
+    "AttributeContext", "SubscriptContext", "DecoratorContext", "FunctionContext", "Converge",
+    "CallAnswer", "DecoratorSemantics", "NOT_CONSTANT", "NotConstant", "Report",
+]

@@ -1,0 +1,148 @@
+"""Executing an artifact's module: bind its sites, then run its code."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import linecache
+import logging
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ppy_core.diagnostics import Error
+from ppy_core.runtime import dispatch
+from ppy_core.runtime.artifact import read_code, read_manifest
+
+log = logging.getLogger(__name__)
+
+
+class ArtifactWarning(UserWarning):
+    """A piece of an artifact could not be used; that part runs as Python."""
+
+
+def _loader(spec: str) -> Callable[..., Any]:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class Binder:
+    """Creates the dispatchers of one module's sites as its code asks for them."""
+
+    def __init__(self, directory: Path, manifest: dict[str, Any], namespace: dict[str, Any],
+                 refuse: str = "") -> None:
+        self.directory, self.manifest, self.namespace = directory, manifest, namespace
+        self.refuse = refuse
+        self.module = manifest["module"]["name"]
+        for record in manifest["function_sites"]:
+            namespace[f"__ppy_fn_{record['index']}"] = self._decorator(record)
+
+    def _warn(self, message: str) -> None:
+        warnings.warn(f"ppy: {message}", ArtifactWarning, stacklevel=4)
+
+    def bind(self, fallbacks: dict[int, Callable[..., Any]]) -> None:
+        for record in self.manifest["expr_sites"]:
+            index = record["index"]
+            if index not in fallbacks:
+                continue
+            fallback = fallbacks[index]
+            site_id = f"{self.module}:{record['id']}"
+            site = self._make(record, fallback, site_id)
+            dispatch.register(site_id, site)
+            self.namespace[f"__ppy_site_{index}"] = dispatch.wrap(site_id, site, fallback)
+
+    def _make(self, record: dict[str, Any], fallback: Callable[..., Any], site_id: str) -> Any:
+        unit = record.get("unit")
+        if unit is None:
+            return dispatch.PythonSite(fallback, "not compiled")
+        if self.refuse:
+            return dispatch.PythonSite(fallback, self.refuse)
+        try:
+            return _loader(unit["loader"])(unit["data"], self.directory, fallback, record)
+        except Exception as exc:
+            self._warn(f"site {site_id} ({record.get('text', '')}) runs as Python: its "
+                       f"compiled part failed to load: {exc}  [E3004]")
+            return dispatch.PythonSite(fallback, "load failed")
+
+    def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
+        site_id = f"{self.module}:{record['id']}"
+
+        def decorate(function: Callable[..., Any]) -> Any:
+            site = self._make(record, function, site_id)
+            dispatch.register(site_id, site)
+            if isinstance(site, dispatch.PythonSite):
+                return function
+            return site
+
+        return decorate
+
+
+def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
+    """Why this process's library builds differ from the artifact's ('' if they don't)."""
+    from ppy_core.discovery import discover, load  # light: metadata and plugin classes
+
+    found = discover()
+    for name in manifest.get("plugins", []):
+        built = manifest["components"].get(f"plugin:{name}")
+        entry = found.plugins.get(name)
+        if entry is None:
+            return f"plugin {name} is not installed"
+        try:
+            now = load(entry).fingerprint()
+        except Exception as exc:
+            return f"plugin {name} failed to load: {exc}"
+        if built is not None and now != built:
+            return f"built against {built}, this process has {now}"
+    return ""
+
+
+def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = False) -> None:
+    """Run the artifact module in `directory` inside `module`'s namespace."""
+    manifest = read_manifest(directory)
+    code = read_code(directory, manifest)
+    refuse = ""
+    if check:
+        mismatch = fingerprint_mismatch(manifest)
+        if mismatch:
+            refuse = "library build changed"
+            warnings.warn(f"ppy: {manifest['module']['path']}: {mismatch}; its compiled parts "
+                          f"are not used, it runs as Python  [E3003]", ArtifactWarning,
+                          stacklevel=2)
+    source_path = manifest["module"]["path"]
+    if not Path(source_path).is_file():
+        text = (directory / "source.py").read_text()
+        linecache.cache[source_path] = (len(text), None, text.splitlines(True), source_path)
+    namespace = module.__dict__
+    namespace.setdefault("__builtins__", builtins)
+    namespace["__file__"] = source_path
+    binder = Binder(directory, manifest, namespace, refuse)
+    namespace["__ppy_bind__"] = binder.bind
+    exec(code, namespace)
+
+
+def run_as_main(directory: Path, argv: list[str], *, check: bool = False) -> None:
+    """Run the artifact as `__main__`, as `python FILE ARGS` would run its source."""
+    manifest = read_manifest(directory)
+    source = manifest["module"]["path"]
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    sys.argv = [source, *argv]
+    sys.path.insert(0, str(Path(source).parent))
+    dispatch.install_stats_printer()
+    exec_artifact(directory, main, check=check)
+
+
+def user_traceback(exc: BaseException, source_files: set[str]) -> types.TracebackType | None:
+    """The traceback from the first frame in the user's files on (as `python FILE` shows)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename not in source_files:
+        tb = tb.tb_next
+    return tb or exc.__traceback__
+
+
+__all__ = ["exec_artifact", "run_as_main", "ArtifactWarning", "Binder", "user_traceback",
+           "fingerprint_mismatch", "Error"]

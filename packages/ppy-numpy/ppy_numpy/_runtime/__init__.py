@@ -1,0 +1,61 @@
+"""Runtime of ppy-numpy: guarded dispatch of fused kernels (no compiler imports).
+
+`Site` (from the C extension ``_dispatch``) holds a kernel address, its
+signature, the Python fallback and a site id; `make_site` builds one from a
+kernel's signature fields, resolving NumPy's inner loops by ufunc name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["PAR_THRESHOLD", "make_site", "num_threads", "set_num_threads"]
+
+#: elements from which a kernel is split over threads (measured; see benchmarks/numpy_fusion.py)
+PAR_THRESHOLD: dict[str, int] = {
+    "map": 200_000,
+    "map_bool": 200_000,
+    "sum": 200_000,
+    "mean": 200_000,
+    "max": 200_000,
+    "min": 200_000,
+    "prod": -1,
+}
+#: kernels that call NumPy loops (transcendentals) are compute-bound: split earlier
+PAR_THRESHOLD_LOOPS = 20_000
+
+
+def make_site(
+    address: int,
+    kind: str,
+    leaves: str,
+    loops: Sequence[tuple[str, str]],
+    fallback: Callable[..., Any],
+    site_id: str,
+    keepalive: object = None,
+) -> Any:
+    """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d")``."""
+    import numpy
+
+    from . import _dispatch
+
+    table = tuple((getattr(numpy, name), sig) for name, sig in loops)
+    threshold = PAR_THRESHOLD[kind]
+    if loops and threshold >= 0:
+        threshold = min(threshold, PAR_THRESHOLD_LOOPS)
+    return _dispatch.Site(address, kind, leaves, fallback, site_id, table, keepalive, threshold)
+
+
+def num_threads() -> int:
+    """Threads a large kernel uses (``PPY_NUM_THREADS``, default: cores)."""
+    from . import _dispatch
+
+    return int(_dispatch.num_threads())
+
+
+def set_num_threads(n: int) -> None:
+    """Change the thread count for this process."""
+    from . import _dispatch
+
+    _dispatch.set_num_threads(int(n))

@@ -1,0 +1,323 @@
+/* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
+ *
+ * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
+ *      par_threshold=-1)
+ *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
+ *   leaves : one char per argument, 'a' (array operand) or 's' (float64 scalar)
+ *   loops  : ((ufunc, "d->d" | "dd->d"), ...) -> the kernel's ppy_loop table
+ * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
+ * against np.geterr() -> result; anything else -> fallback(*args).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL ppy_dispatch_ARRAY_API
+#define PY_UFUNC_UNIQUE_SYMBOL ppy_dispatch_UFUNC_API
+#include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
+#include <numpy/ufuncobject.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include "_pool.h"
+
+enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_N };
+static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min"};
+enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_N };
+static const char *reason_names[R_N] = {
+    "guard: arity", "guard: type", "guard: dtype", "guard: layout", "guard: shape",
+    "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero"};
+#define MAXARGS 32
+#define GIL_RELEASE_MIN 8192
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    void *kernel;
+    int kind, nleaves;
+    char leaves[MAXARGS];
+    PyObject *fallback, *site_id, *keepalive, *loops_obj;
+    ppy_loop *loops;
+    Py_ssize_t par_threshold;
+    unsigned long long fast, fallbacks[R_N];
+} SiteObject;
+
+static PyObject *np_geterr = NULL;
+static PyArray_Descr *descr_double = NULL;
+
+/* Would NumPy (under the current np.errstate) report any of `flags`? -1 on error. */
+static int flags_reported(int flags) {
+    static const struct { int flag; const char *key; } map[] = {
+        {FE_DIVBYZERO, "divide"}, {FE_OVERFLOW, "over"}, {FE_INVALID, "invalid"}, {FE_UNDERFLOW, "under"}};
+    PyObject *err = PyObject_CallNoArgs(np_geterr);
+    if (err == NULL) return -1;
+    int reported = 0;
+    for (int i = 0; i < 4 && !reported; i++) {
+        if (!(flags & map[i].flag)) continue;
+        PyObject *mode = PyDict_GetItemString(err, map[i].key);
+        reported = mode == NULL || PyUnicode_CompareWithASCIIString(mode, "ignore") != 0;
+    }
+    Py_DECREF(err);
+    return reported;
+}
+
+static PyObject *fallback(SiteObject *s, int reason, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    s->fallbacks[reason]++;
+    return PyObject_Vectorcall(s->fallback, args, nargsf, kw);
+}
+
+/* A float64 scalar operand: exact float, np.float64, int with |v| <= 2**53, 0-d float64 array. */
+static int as_scalar(PyObject *o, double *v) {
+    if (PyFloat_CheckExact(o)) { *v = PyFloat_AS_DOUBLE(o); return 1; }
+    if (PyArray_IsScalar(o, Double)) { *v = PyArrayScalar_VAL(o, Double); return 1; }
+    if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || x > (1LL << 53) || x < -(1LL << 53)) { PyErr_Clear(); return 0; }
+        *v = (double)x;
+        return 1;
+    }
+    if (Py_TYPE(o) == &PyArray_Type) {
+        PyArrayObject *a = (PyArrayObject *)o;
+        if (PyArray_NDIM(a) == 0 && PyArray_TYPE(a) == NPY_DOUBLE && PyArray_ISNBO(PyArray_DESCR(a)->byteorder)
+            && PyArray_ISALIGNED(a)) { *v = *(double *)PyArray_DATA(a); return 1; }
+    }
+    return 0;
+}
+
+/* Guard one array operand; returns a reason or -1. */
+static int check_array(PyObject *o, PyArrayObject **first) {
+    if (Py_TYPE(o) != &PyArray_Type) return R_TYPE;
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return R_DTYPE;
+    if (PyArray_NDIM(a) == 0) return R_ZERO_D;
+    if ((PyArray_FLAGS(a) & (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)) != (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED))
+        return R_LAYOUT;
+    if (*first == NULL) { *first = a; return -1; }
+    if (PyArray_NDIM(a) != PyArray_NDIM(*first)
+        || memcmp(PyArray_DIMS(a), PyArray_DIMS(*first), sizeof(npy_intp) * PyArray_NDIM(a)) != 0)
+        return R_SHAPE;
+    return -1;
+}
+
+#include "_run.h"
+
+static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    SiteObject *s = (SiteObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kw != NULL || nargs != s->nleaves) return fallback(s, R_ARITY, args, nargsf, kw);
+    char *arrays[MAXARGS];
+    double scalars[MAXARGS];
+    int na = 0, ns = 0, r;
+    PyArrayObject *first = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (s->leaves[i] == 'a') {
+            if ((r = check_array(args[i], &first)) >= 0) return fallback(s, r, args, nargsf, kw);
+            arrays[na++] = PyArray_DATA((PyArrayObject *)args[i]);
+        } else if (!as_scalar(args[i], &scalars[ns++])) {
+            return fallback(s, R_SCALAR, args, nargsf, kw);
+        }
+    }
+    npy_intp n = PyArray_SIZE(first);
+    if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
+    run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0};
+    PyObject *result = NULL;
+    if (s->kind <= K_MAP_BOOL) {
+        PyArray_Descr *d = PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL);
+        result = PyArray_Empty(PyArray_NDIM(first), PyArray_DIMS(first), d, 0); /* steals d */
+        if (result == NULL) return NULL;
+        ra.out = PyArray_DATA((PyArrayObject *)result);
+    }
+    run_kernel(&ra);
+    if (ra.flags && (r = flags_reported(ra.flags)) != 0) {
+        Py_XDECREF(result);
+        if (r < 0) return NULL;
+        return fallback(s, R_FPFLAGS, args, nargsf, kw);
+    }
+    if (result == NULL) {
+        /* NaN results (any reduction) and +-0 extrema: the sign/payload follows
+           NumPy's internal order, so NumPy answers those itself */
+        if (isnan(ra.value) || ((s->kind == K_MAX || s->kind == K_MIN) && ra.value == 0.0))
+            return fallback(s, R_RESULT, args, nargsf, kw);
+        result = PyArray_Scalar(&ra.value, descr_double, NULL);
+    }
+    s->fast++;
+    return result;
+}
+
+/* The (fn, data) of ufunc's inner loop whose every operand is float64. */
+static int find_loop(PyObject *ufunc, const char *sig, ppy_loop *out) {
+    if (!PyObject_TypeCheck(ufunc, &PyUFunc_Type)) {
+        PyErr_SetString(PyExc_TypeError, "loops: expected a numpy ufunc");
+        return -1;
+    }
+    PyUFuncObject *uf = (PyUFuncObject *)ufunc;
+    int nin = strcmp(sig, "dd->d") == 0 ? 2 : (strcmp(sig, "d->d") == 0 ? 1 : -1);
+    if (nin < 0 || uf->nin != nin || uf->nout != 1) {
+        PyErr_Format(PyExc_LookupError, "loops: %s has no %s loop", uf->name, sig);
+        return -1;
+    }
+    for (int i = 0; i < uf->ntypes; i++) {
+        const char *t = uf->types + i * (nin + 1);
+        int ok = 1;
+        for (int j = 0; j <= nin; j++) ok &= t[j] == NPY_DOUBLE;
+        if (ok && uf->functions[i] != NULL) {
+            out->fn = (void *)uf->functions[i];
+            out->data = uf->data ? uf->data[i] : NULL;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_LookupError, "loops: %s has no %s loop", uf->name, sig);
+    return -1;
+}
+
+static int parse_loops(SiteObject *s, PyObject *loops) {
+    PyObject *seq = PySequence_Fast(loops, "loops must be a sequence of (ufunc, signature)");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    s->loops = PyMem_Calloc(n ? n : 1, sizeof(ppy_loop));
+    for (Py_ssize_t i = 0; s->loops && i < n; i++) {
+        PyObject *uf, *sig;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "OU", &uf, &sig)
+            || find_loop(uf, PyUnicode_AsUTF8(sig), &s->loops[i]) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return s->loops ? 0 : (PyErr_NoMemory(), -1);
+}
+
+static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
+                             "par_threshold", NULL};
+    unsigned long long addr;
+    const char *kind, *leaves;
+    PyObject *fb, *sid, *loops = NULL, *keep = Py_None;
+    Py_ssize_t par = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOn", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par))
+        return NULL;
+    int k = 0;
+    while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
+    size_t nl = strlen(leaves);
+    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "as") != nl || !strchr(leaves, 'a') || !addr
+        || !PyCallable_Check(fb)) {
+        PyErr_SetString(PyExc_ValueError, "Site: bad kernel, kind, leaves or fallback");
+        return NULL;
+    }
+    SiteObject *s = (SiteObject *)type->tp_alloc(type, 0);
+    if (s == NULL) return NULL;
+    s->vectorcall = site_vectorcall;
+    s->kernel = (void *)(uintptr_t)addr;
+    s->kind = k;
+    s->nleaves = (int)nl;
+    memcpy(s->leaves, leaves, nl);
+    s->par_threshold = par;
+    Py_INCREF(fb); s->fallback = fb;
+    Py_INCREF(sid); s->site_id = sid;
+    Py_INCREF(keep); s->keepalive = keep;
+    PyObject *empty = PyTuple_New(0);
+    int bad = empty == NULL || parse_loops(s, loops && loops != Py_None ? loops : empty) < 0;
+    Py_XDECREF(empty);
+    if (bad) { Py_DECREF(s); return NULL; }
+    return (PyObject *)s;
+}
+
+static void site_dealloc(SiteObject *s) {
+    Py_XDECREF(s->fallback);
+    Py_XDECREF(s->site_id);
+    Py_XDECREF(s->keepalive);
+    PyMem_Free(s->loops);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyObject *site_stats(SiteObject *s, PyObject *unused) {
+    PyObject *fb = PyDict_New();
+    for (int i = 0; fb && i < R_N; i++) {
+        if (s->fallbacks[i] == 0) continue;
+        PyObject *v = PyLong_FromUnsignedLongLong(s->fallbacks[i]);
+        if (v == NULL || PyDict_SetItemString(fb, reason_names[i], v) < 0) { Py_XDECREF(v); Py_DECREF(fb); return NULL; }
+        Py_DECREF(v);
+    }
+    if (fb == NULL) return NULL;
+    return Py_BuildValue("{sOsKsN}", "site", s->site_id, "fast", s->fast, "fallback", fb);
+}
+
+static PyObject *site_reset(SiteObject *s, PyObject *unused) {
+    s->fast = 0;
+    memset(s->fallbacks, 0, sizeof(s->fallbacks));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef site_methods[] = {
+    {"stats", (PyCFunction)site_stats, METH_NOARGS, "{'site', 'fast', 'fallback': {reason: count}}"},
+    {"reset_stats", (PyCFunction)site_reset, METH_NOARGS, "zero the counters"},
+    {NULL}};
+
+static PyObject *site_get_kind(SiteObject *s, void *c) { return PyUnicode_FromString(kind_names[s->kind]); }
+static PyObject *site_get_id(SiteObject *s, void *c) { Py_INCREF(s->site_id); return s->site_id; }
+static PyObject *site_get_fb(SiteObject *s, void *c) { Py_INCREF(s->fallback); return s->fallback; }
+static PyGetSetDef site_getset[] = {
+    {"kind", (getter)site_get_kind, NULL, NULL, NULL},
+    {"site_id", (getter)site_get_id, NULL, NULL, NULL},
+    {"fallback", (getter)site_get_fb, NULL, NULL, NULL},
+    {NULL}};
+
+static PyTypeObject SiteType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ppy_numpy._runtime._dispatch.Site",
+    .tp_basicsize = sizeof(SiteObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(SiteObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = site_new,
+    .tp_dealloc = (destructor)site_dealloc,
+    .tp_methods = site_methods,
+    .tp_getset = site_getset,
+    .tp_doc = "A fused-kernel call site: guard, kernel, FP-flag check, fallback.",
+};
+
+static PyObject *mod_ufunc_loop(PyObject *m, PyObject *args) {
+    PyObject *uf;
+    const char *sig;
+    ppy_loop l;
+    if (!PyArg_ParseTuple(args, "Os", &uf, &sig) || find_loop(uf, sig, &l) < 0) return NULL;
+    return Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)l.fn, (unsigned long long)(uintptr_t)l.data);
+}
+
+static PyObject *mod_num_threads(PyObject *m, PyObject *unused) { return PyLong_FromLong(ppy_pool_threads()); }
+
+static PyObject *mod_set_num_threads(PyObject *m, PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    ppy_pool_set_threads((int)n);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef mod_methods[] = {
+    {"ufunc_loop", mod_ufunc_loop, METH_VARARGS, "ufunc_loop(ufunc, 'd->d'|'dd->d') -> (fn, data) addresses"},
+    {"num_threads", mod_num_threads, METH_NOARGS, "threads used for large kernels (PPY_NUM_THREADS)"},
+    {"set_num_threads", mod_set_num_threads, METH_O, "set the thread count"},
+    {NULL}};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_dispatch", "Fused-kernel call sites.", -1, mod_methods};
+
+PyMODINIT_FUNC PyInit__dispatch(void) {
+    import_array();
+    import_umath();
+    if (PyType_Ready(&SiteType) < 0) return NULL;
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (np == NULL) return NULL;
+    np_geterr = PyObject_GetAttrString(np, "geterr");
+    Py_DECREF(np);
+    descr_double = PyArray_DescrFromType(NPY_DOUBLE);
+    if (np_geterr == NULL || descr_double == NULL) return NULL;
+    PyObject *m = PyModule_Create(&moddef);
+    if (m == NULL) return NULL;
+    Py_INCREF(&SiteType);
+    if (PyModule_AddObject(m, "Site", (PyObject *)&SiteType) < 0) return NULL;
+    PyObject *names = PyTuple_New(R_N);
+    for (int i = 0; i < R_N; i++) PyTuple_SET_ITEM(names, i, PyUnicode_FromString(reason_names[i]));
+    PyModule_AddObject(m, "REASONS", names);
+    return m;
+}

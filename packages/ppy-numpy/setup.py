@@ -1,0 +1,20 @@
+"""Build of the C extension ``ppy_numpy._runtime._dispatch`` (metadata lives in pyproject.toml)."""
+
+from __future__ import annotations
+
+import numpy
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "ppy_numpy._runtime._dispatch",
+            sources=["ppy_numpy/_runtime/_dispatch.c", "ppy_numpy/_runtime/_pool.c"],
+            depends=["ppy_numpy/_runtime/_pool.h", "ppy_numpy/_runtime/_run.h"],
+            include_dirs=[numpy.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            extra_compile_args=["-O2", "-fno-fast-math", "-ffp-contract=off", "-std=c11", "-D_GNU_SOURCE"],
+            extra_link_args=["-lm", "-lpthread"],
+        )
+    ],
+)

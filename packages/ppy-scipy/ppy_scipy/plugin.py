@@ -1,0 +1,86 @@
+"""The `scipy` plugin: what the compiler knows of SciPy.
+
+This module imports no SciPy; `fingerprint()` and `detected()` do, once. The
+curated surface (special, fft, linalg, sparse) lands with the SciPy issue; today
+the plugin carries its claim and its fingerprint.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ppy_core.plugins import Plugin
+
+
+@dataclass(frozen=True, slots=True)
+class ScipyBuild:
+    """The SciPy found, the NumPy under it, its BLAS and LAPACK."""
+
+    scipy: str
+    path: str
+    numpy: str
+    blas: str
+    lapack: str
+
+
+def _library(config: Mapping[str, Any], which: str) -> str:
+    entry = config.get("Build Dependencies", {}).get(which, {})
+    return f"{entry.get('name', 'unknown')}/{entry.get('version', 'unknown')}"
+
+
+@functools.cache
+def probe() -> ScipyBuild | None:
+    """Import SciPy and read its build; None when SciPy is not installed."""
+    try:
+        scipy = importlib.import_module("scipy")
+    except ImportError:
+        return None
+    numpy = importlib.import_module("numpy")
+    try:
+        config: Mapping[str, Any] = scipy.show_config(mode="dicts") or {}
+    except Exception:
+        config = {}
+    return ScipyBuild(
+        scipy=str(scipy.__version__),
+        path=str(getattr(scipy, "__file__", "?")),
+        numpy=str(numpy.__version__),
+        blas=_library(config, "blas"),
+        lapack=_library(config, "lapack"),
+    )
+
+
+class ScipyPlugin(Plugin):
+    """Teaches the compiler SciPy (claims the top-level module `scipy`)."""
+
+    name: ClassVar[str] = "scipy"
+    modules: ClassVar[tuple[str, ...]] = ("scipy",)
+    version: ClassVar[str] = "1"
+
+    def fingerprint(self) -> str:
+        """`v1:scipy=V:numpy=V:blas=NAME/V:lapack=NAME/V`."""
+        build = probe()
+        if build is None:
+            return f"v{self.version}:scipy=none"
+        return (
+            f"v{self.version}:scipy={build.scipy}:numpy={build.numpy}:blas={build.blas}"
+            f":lapack={build.lapack}"
+        )
+
+    def detected(self) -> Mapping[str, str]:
+        """SciPy's version and place, NumPy's version, BLAS and LAPACK."""
+        build = probe()
+        if build is None:
+            return {"scipy": "not installed"}
+        return {
+            "scipy": f"{build.scipy} ({build.path})",
+            "numpy": build.numpy,
+            "blas": build.blas,
+            "lapack": build.lapack,
+        }
+
+
+__all__ = ["ScipyPlugin", "ScipyBuild", "probe"]

@@ -1,0 +1,145 @@
+"""The region graph: a typed, straight-line list of ATen calls over SSA values.
+
+This is the `graph` payload of the `GraphRegionSpec` the plugin hands the `aten`
+backend. It is plain frozen data, printable as text:
+
+    aten.region @layer(%x: tensor, %weight: tensor, %bias: tensor) -> tensor {
+      %0 = aten.matmul(self=%x, other=%weight)
+      %1 = aten.add.Tensor(self=%0, other=%bias)
+      %2 = aten.relu(self=%1)
+      return %2
+    }
+
+Seam: when `ppy_core.ir` lands, each `AtenCall` becomes one op of the `aten`
+dialect (`aten.call {overload = "add.Tensor"}`) and a `RegionGraph` one
+`func.func`; `to_ir` below is the single place that conversion will live. The
+backend reads only this structure, so the switch touches no code generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Final
+
+TENSOR: Final = "tensor"
+INT: Final = "int"
+FLOAT: Final = "float"
+BOOL: Final = "bool"
+VALUE_KINDS: Final = (TENSOR, INT, FLOAT, BOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An SSA value: a parameter or a call's result. `kind` is one of VALUE_KINDS."""
+
+    name: str
+    kind: str
+
+    def text(self) -> str:
+        return f"%{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A compile-time constant argument: int, float, bool, str, None, or a tuple of ints."""
+
+    value: int | float | bool | str | None | tuple[int, ...]
+
+    def text(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class ListArg:
+    """A tuple written in the source: ints (a shape, dims) or tensors (cat, stack)."""
+
+    items: tuple[Value | Const, ...]
+
+    def text(self) -> str:
+        return "(" + ", ".join(item.text() for item in self.items) + ("," if len(self.items) == 1
+                                                                    else "") + ")"
+
+
+Arg = Value | Const | ListArg
+
+
+@dataclass(frozen=True, slots=True)
+class AtenCall:
+    """`%result = aten.<overload>(name=arg, ...)`: one call through the dispatcher.
+
+    `args` are bound to the C++ parameter names, in signature order; parameters
+    the call left out take their C++ defaults. `result` is None when unused."""
+
+    op: str
+    overload: str
+    args: tuple[tuple[str, Arg], ...]
+    result: Value | None
+    line: int = 0
+
+    def text(self) -> str:
+        inner = ", ".join(f"{name}={arg.text()}" for name, arg in self.args)
+        head = f"{self.result.text()} = " if self.result is not None else ""
+        return f"{head}aten.{self.overload}({inner})"
+
+
+@dataclass(frozen=True, slots=True)
+class IntOp:
+    """`%r = int.<op>(%a, %b)`: integer arithmetic on sizes, with Python's semantics."""
+
+    op: str  # "add", "sub", "mul", "floordiv"
+    lhs: Value | Const
+    rhs: Value | Const
+    result: Value
+
+    def text(self) -> str:
+        return f"{self.result.text()} = int.{self.op}({self.lhs.text()}, {self.rhs.text()})"
+
+
+Node = AtenCall | IntOp
+
+
+@dataclass(frozen=True, slots=True)
+class RegionGraph:
+    """One function as a region: parameters, straight-line nodes, results.
+
+    `tuple_result` is True when the function returns a fixed tuple (then the C++
+    function returns a `std::tuple`). `effects` is the union of the nodes'."""
+
+    name: str
+    params: tuple[Value, ...]
+    nodes: tuple[Node, ...]
+    results: tuple[Value, ...]
+    tuple_result: bool
+    effects: frozenset[str]
+    path: str = ""
+
+    def text(self) -> str:
+        params = ", ".join(f"{v.text()}: {v.kind}" for v in self.params)
+        kinds = [v.kind for v in self.results]
+        ret = f"tuple<{', '.join(kinds)}>" if self.tuple_result else (kinds[0] if kinds
+                                                                       else "none")
+        lines = [f"aten.region @{self.name}({params}) -> {ret} {{"]
+        lines += [f"  {node.text()}" for node in self.nodes]
+        lines.append("  return " + ", ".join(v.text() for v in self.results))
+        lines.append("}")
+        return "\n".join(lines)
+
+    def key(self) -> str:
+        """A stable content hash (sha256 of the text form)."""
+        return hashlib.sha256(self.text().encode()).hexdigest()
+
+    @property
+    def writes(self) -> bool:
+        return "WriteMemory" in self.effects
+
+
+def to_ir(graph: RegionGraph) -> object:
+    """The `aten`-dialect function for `graph`, once `ppy_core.ir` exists."""
+    raise NotImplementedError("the aten dialect arrives with ppy_core.ir")
+
+
+__all__ = [
+    "Value", "Const", "ListArg", "Arg", "AtenCall", "IntOp", "Node", "RegionGraph", "to_ir",
+    "TENSOR", "INT", "FLOAT", "BOOL", "VALUE_KINDS",
+]

@@ -1,0 +1,60 @@
+"""The `uvicorn` plugin: uvicorn, and FastAPI and Starlette that ride on it.
+
+This module imports none of them; `fingerprint()` and `detected()` import uvicorn
+once and read the others' versions from their metadata. The serving path and the
+FastAPI surface land with the web issue; today the plugin carries its claims and
+its fingerprint.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Mapping
+from typing import ClassVar, Final
+
+from ppy_core.keys import installed_version
+from ppy_core.plugins import Plugin
+
+# What else decides how an app is served: the frameworks, and uvicorn's fast paths.
+COMPANIONS: Final[tuple[str, ...]] = ("fastapi", "starlette", "uvloop", "httptools")
+
+
+@functools.cache
+def probe() -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+    """(uvicorn's version, its place, (companion, version or "none")...), or None."""
+    try:
+        uvicorn = importlib.import_module("uvicorn")
+    except ImportError:
+        return None
+    companions = tuple((name, installed_version(name) or "none") for name in COMPANIONS)
+    return str(uvicorn.__version__), str(getattr(uvicorn, "__file__", "?")), companions
+
+
+class UvicornPlugin(Plugin):
+    """Teaches the compiler uvicorn (claims `uvicorn`, `fastapi` and `starlette`)."""
+
+    name: ClassVar[str] = "uvicorn"
+    modules: ClassVar[tuple[str, ...]] = ("uvicorn", "fastapi", "starlette")
+    version: ClassVar[str] = "1"
+
+    def fingerprint(self) -> str:
+        """`v1:uvicorn=V:fastapi=V|none:starlette=V|none:uvloop=V|none:httptools=V|none`."""
+        found = probe()
+        if found is None:
+            return f"v{self.version}:uvicorn=none"
+        extra = "".join(f":{name}={version}" for name, version in found[2])
+        return f"v{self.version}:uvicorn={found[0]}{extra}"
+
+    def detected(self) -> Mapping[str, str]:
+        """uvicorn's version, and which of FastAPI, Starlette, uvloop, httptools are there."""
+        found = probe()
+        if found is None:
+            return {"uvicorn": "not installed"}
+        return {
+            "uvicorn": f"{found[0]} ({found[1]})",
+            **{name: ("not installed" if v == "none" else v) for name, v in found[2]},
+        }
+
+
+__all__ = ["UvicornPlugin", "probe"]
