@@ -54,26 +54,26 @@ def pid_alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
-def read_lock(path: Path) -> tuple[LockInfo | None, float] | None:
-    """(holder, age in seconds) of the lock at `path`; None if there is no lock.
+def read_lock(path: Path) -> tuple[LockInfo | None, float, str] | None:
+    """(holder, age in seconds, raw text) of the lock at `path`; None if there is none.
 
     The holder is None when the file is empty or garbled; its age then comes
     from the file's mtime, otherwise from the time written in it.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
         mtime = path.stat().st_mtime
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError):
-        return None, 0.0
+    except OSError:
+        return None, 0.0, ""
     now = time.time()
     try:
         data = json.loads(text)
         info = LockInfo(int(data["pid"]), str(data["host"]), float(data["time"]), text)
     except (ValueError, KeyError, TypeError):
-        return None, now - mtime
-    return info, now - info.time
+        return None, now - mtime, text
+    return info, now - info.time, text
 
 
 def stale_reason(info: LockInfo | None, age: float, timeout: float) -> str | None:
@@ -102,12 +102,12 @@ class KeyLock:
         seen = read_lock(self.path)
         if seen is None:
             return self._create()
-        info, age = seen
+        info, age, text = seen
         reason = stale_reason(info, age, self.timeout)
         if reason is None:
             return False
         log.warning("breaking stale cache lock %s: %s", self.path, reason)
-        self._break(info.text if info else None)
+        self._break(text)
         return self._create()
 
     def held_by_other(self) -> bool:
@@ -115,15 +115,15 @@ class KeyLock:
         seen = read_lock(self.path)
         if seen is None:
             return False
-        info, age = seen
-        if info is not None and self._token and self._token in info.text:
+        info, age, text = seen
+        if self._token and f'"{self._token}"' in text:
             return False
         return stale_reason(info, age, self.timeout) is None
 
     def release(self) -> None:
         """Remove the lock if it is still ours (it may have been broken meanwhile)."""
         seen = read_lock(self.path)
-        if seen is not None and seen[0] is not None and self._token in seen[0].text:
+        if self._token and seen is not None and f'"{self._token}"' in seen[2]:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
         self._token = ""
@@ -148,7 +148,7 @@ class KeyLock:
         self._token = token
         return True
 
-    def _break(self, seen_text: str | None) -> None:
+    def _break(self, seen_text: str) -> None:
         """Remove the stale lock, unless it was replaced by a live one meanwhile."""
         grave = self.path.with_name(f"{self.path.name}.{secrets.token_hex(6)}.stale")
         try:
@@ -156,9 +156,9 @@ class KeyLock:
         except FileNotFoundError:
             return
         try:
-            text: str | None = grave.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = None
+            text = grave.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = seen_text
         if text != seen_text:
             with contextlib.suppress(OSError):
                 os.link(grave, self.path)  # a fresh lock: put it back if the place is free

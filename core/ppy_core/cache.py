@@ -113,6 +113,14 @@ def _check_key(key: str) -> None:
         )
 
 
+def _unwritable(key: str, exc: OSError) -> CacheError:
+    return CacheError(
+        f"cache entry {key} cannot be written: {exc}",
+        code="E3001",
+        hint="set PPY_CACHE_DIR to a writable directory with free space",
+    )
+
+
 class Cache:
     """The compile cache at `root`, holding at most about `max_bytes` of entries."""
 
@@ -175,7 +183,7 @@ class Cache:
             location=Location(str(entry_dir)),
             severity="warning",
         )
-        warnings.warn(diagnostic.render(), PpyCacheWarning, stacklevel=4)
+        warnings.warn(diagnostic.render(), PpyCacheWarning, stacklevel=3)
 
     def _lock(self, key: str) -> KeyLock:
         return KeyLock(self._locks / f"{key}.lock", self.lock_timeout)
@@ -238,20 +246,26 @@ class Cache:
             delay = min(delay * 1.5, 0.25)
 
     def _build(self, key: str, build: Callable[[Path], Mapping[str, Any]]) -> Entry:
-        self._tmp.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f"{key}.{os.getpid()}.", dir=self._tmp))
+        """Run `build` in a staging directory and publish what it wrote."""
         try:
+            self._tmp.mkdir(parents=True, exist_ok=True)
+            stage = Path(tempfile.mkdtemp(prefix=f"{key}.{os.getpid()}.", dir=self._tmp))
             (stage / FILES).mkdir()
-            meta = build(stage / FILES)
+        except OSError as exc:
+            raise _unwritable(key, exc) from exc
+        try:
+            meta = build(stage / FILES)  # its exceptions propagate as they are
             if not isinstance(meta, Mapping):
                 raise InternalError(
                     f"cache build for {key} returned {type(meta).__name__}, not a mapping of meta"
                 )
             try:
                 manifest = write_manifest(stage, key, meta)
+                return self._publish(stage, key, manifest)
+            except OSError as exc:
+                raise _unwritable(key, exc) from exc
             except (TypeError, ValueError) as exc:
                 raise InternalError(f"cache entry {key} cannot be written: {exc}") from exc
-            return self._publish(stage, key, manifest)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
 
@@ -324,7 +338,7 @@ class Cache:
                 path = Path(item.path)
                 if suffix:
                     seen = read_lock(path)
-                    if seen is not None and stale_reason(*seen, self.lock_timeout):
+                    if seen is not None and stale_reason(seen[0], seen[1], self.lock_timeout):
                         path.unlink(missing_ok=True)
                 elif item.stat(follow_symlinks=False).st_mtime < cutoff:
                     shutil.rmtree(path, ignore_errors=True)

@@ -79,7 +79,12 @@ def write_dist(
 
 
 def plugin_dist(
-    root: Path, dist: str, name: str, modules: tuple[str, ...], *, interface: int = 2,
+    root: Path,
+    dist: str,
+    name: str,
+    modules: tuple[str, ...],
+    *,
+    interface: int = 2,
     package: str | None = None,
 ) -> str:
     """A plugin distribution; returns its import package's name."""

@@ -8,16 +8,24 @@ so the plugins installed in the test environment do not take part, except in
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 FAKE_PACKAGES = (
-    "foo_plugin", "old_plugin", "rivala_plugin", "rivalb_plugin", "fake_ppy_numpy",
-    "broken_plugin", "fast_backend",
+    "foo_plugin",
+    "old_plugin",
+    "rivala_plugin",
+    "rivalb_plugin",
+    "fake_ppy_numpy",
+    "broken_plugin",
+    "fast_backend",
 )
 
-ACTIVATE = """
+ACTIVATE = (
+    f"FAKE = {FAKE_PACKAGES!r}\n"
+    + """
 import json, sys
 from ppy_core.config import load_config
 from ppy_core.discovery import activate, discover
@@ -30,9 +38,10 @@ print(json.dumps({
     "codes": [d.code for d in act.diagnostics],
     "messages": [d.render() for d in act.diagnostics],
     "refused": dict(act.refused),
-    "imported": sorted(m for m in %r if m in sys.modules),
+    "imported": sorted(m for m in FAKE if m in sys.modules),
 }))
-""" % (FAKE_PACKAGES,)
+"""
+)
 
 
 def _activate(
@@ -53,16 +62,22 @@ def test_discover_reads_metadata_without_importing(
                     for n, e in found.plugins.items()},
         "backends": sorted(found.backends),
         "codes": [d.code for d in found.diagnostics],
-        "imported": sorted(m for m in %r if m in sys.modules),
+        "imported": sorted(m for m in FAKE if m in sys.modules),
     }))
-    """ % (FAKE_PACKAGES,)
+    """
+    code = f"FAKE = {FAKE_PACKAGES!r}\n" + textwrap.dedent(code)
     out = python_in(fake_dists, code, str(fake_dists))
     assert out["imported"] == []
     assert out["codes"] == []
     assert out["backends"] == ["fast"]
     assert out["plugins"]["foo"] == ["foo-ppy", "1.0", "foo_plugin:create_plugin", False, []]
-    assert out["plugins"]["numpy"] == ["ppy-numpy", "1.0", "fake_ppy_numpy:create_plugin",
-                                       True, ["numpy"]]
+    assert out["plugins"]["numpy"] == [
+        "ppy-numpy",
+        "1.0",
+        "fake_ppy_numpy:create_plugin",
+        True,
+        ["numpy"],
+    ]
     assert set(out["plugins"]) == {"foo", "old", "rivala", "rivalb", "numpy", "broken"}
 
 
@@ -85,7 +100,9 @@ def test_unnamed_third_party_plugin_is_never_imported(
 
 
 def test_enabled_third_party_plugin_is_loaded(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
     project = make_pyproject(tmp_path / "proj", "[tool.ppy.plugins.foo]\nenabled = true\n")
@@ -96,15 +113,20 @@ def test_enabled_third_party_plugin_is_loaded(
 
 
 def test_two_plugins_claiming_one_module_is_E1901_and_neither_gets_it(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
-    project = make_pyproject(tmp_path / "proj", """\
+    project = make_pyproject(
+        tmp_path / "proj",
+        """\
         [tool.ppy.plugins.rivala]
         enabled = true
         [tool.ppy.plugins.rivalb]
         enabled = true
-        """)
+        """,
+    )
     out = _activate(python_in, fake_dists, project, "sharedlib")
     assert out["codes"] == ["E1901"]
     assert "'sharedlib'" in out["messages"][0]
@@ -114,7 +136,9 @@ def test_two_plugins_claiming_one_module_is_E1901_and_neither_gets_it(
 
 
 def test_plugin_of_another_interface_is_refused_E1903(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
     project = make_pyproject(tmp_path / "proj", "[tool.ppy.plugins.old]\nenabled = true\n")
@@ -126,15 +150,20 @@ def test_plugin_of_another_interface_is_refused_E1903(
 
 
 def test_broken_plugin_is_E1904_and_the_others_keep_working(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
-    project = make_pyproject(tmp_path / "proj", """\
+    project = make_pyproject(
+        tmp_path / "proj",
+        """\
         [tool.ppy.plugins.broken]
         enabled = true
         [tool.ppy.plugins.foo]
         enabled = true
-        """)
+        """,
+    )
     out = _activate(python_in, fake_dists, project, "foolib")
     assert out["plugins"] == ["foo"]
     assert out["codes"] == ["E1904"]
@@ -153,7 +182,9 @@ def test_first_party_plugin_activates_only_when_its_library_is_imported(
 
 
 def test_first_party_plugin_disabled_is_not_imported(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
     project = make_pyproject(tmp_path / "proj", "[tool.ppy.plugins.numpy]\nenabled = false\n")
@@ -163,7 +194,9 @@ def test_first_party_plugin_disabled_is_not_imported(
 
 
 def test_enabled_plugin_that_is_not_installed_is_reported(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
     project = make_pyproject(tmp_path / "proj", "[tool.ppy.plugins.ghost]\nenabled = true\n")
@@ -173,7 +206,9 @@ def test_enabled_plugin_that_is_not_installed_is_reported(
 
 
 def test_malformed_and_misnamed_and_duplicate_entries(
-    tmp_path: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    tmp_path: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     dist_writers: tuple[Callable[..., None], Callable[..., str]],
 ) -> None:
     write_dist, plugin_dist = dist_writers
@@ -185,12 +220,15 @@ def test_malformed_and_misnamed_and_duplicate_entries(
     )
     plugin_dist(site, "twin-a", "twin", ("twinlib",), package="twin_a")
     plugin_dist(site, "twin-b", "twin", ("twinlib",), package="twin_b")
-    project = make_pyproject(tmp_path / "proj", """\
+    project = make_pyproject(
+        tmp_path / "proj",
+        """\
         [tool.ppy.plugins.misnamed]
         enabled = true
         [tool.ppy.plugins.twin]
         enabled = true
-        """)
+        """,
+    )
     out = _activate(python_in, site, project, "twinlib")
     assert sorted(out["codes"]) == ["E1904", "E1905", "E1905", "E1906"]
     assert "calls itself 'other'" in out["refused"]["misnamed"]
@@ -199,7 +237,9 @@ def test_malformed_and_misnamed_and_duplicate_entries(
 
 
 def test_backends_all_enabled_by_default_and_ordered_by_config(
-    fake_dists: Path, python_in: Callable[..., Any], make_pyproject: Callable[..., Path],
+    fake_dists: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
     code = """

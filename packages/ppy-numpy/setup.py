@@ -13,7 +13,13 @@ setup(
             depends=["ppy_numpy/_runtime/_pool.h", "ppy_numpy/_runtime/_run.h"],
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-            extra_compile_args=["-O2", "-fno-fast-math", "-ffp-contract=off", "-std=c11", "-D_GNU_SOURCE"],
+            extra_compile_args=[
+                "-O2",
+                "-fno-fast-math",
+                "-ffp-contract=off",
+                "-std=c11",
+                "-D_GNU_SOURCE",
+            ],
             extra_link_args=["-lm", "-lpthread"],
         )
     ],

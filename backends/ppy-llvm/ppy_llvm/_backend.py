@@ -28,7 +28,9 @@ class LlvmBackend:
         from ._from_ir import spec_from_func
 
         try:
-            spec = spec_from_func(func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath")))
+            spec = spec_from_func(
+                func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath"))
+            )
         except LlvmBackendError as exc:
             return reason(exc.code, exc.detail)
         except (KeyError, AttributeError, IndexError) as exc:
@@ -46,7 +48,9 @@ class LlvmBackend:
             verdict = proven()
         except (LlvmBackendError, ImportError, OSError) as exc:
             return reason("E2104", f"{', '.join(loops)} (proof could not run: {exc})")
-        bad = [f"np.{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"]
+        bad = [
+            f"np.{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"
+        ]
         return reason("E2104", "; ".join(bad)) if bad else None
 
     def lower(self, func_op: Any, ctx: Any = None) -> CompiledKernel:
@@ -57,7 +61,9 @@ class LlvmBackend:
         why = self.can_lower(func_op)
         if why is not None:
             raise LlvmBackendError("E2103", why)
-        spec = spec_from_func(func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath")))
+        spec = spec_from_func(
+            func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath"))
+        )
         return compile_specs([spec])[0]
 
     def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:

@@ -25,7 +25,9 @@ def signature_of(spec: KernelSpec) -> KernelSignature:
 
 
 def compile_specs(
-    specs: Sequence[KernelSpec], name: str = "kernels", lowerings: Mapping[str, Lowering] | None = None
+    specs: Sequence[KernelSpec],
+    name: str = "kernels",
+    lowerings: Mapping[str, Lowering] | None = None,
 ) -> list[CompiledKernel]:
     """Compile every spec into one .so (cached by content) and describe each kernel."""
     table = dict(lowerings) if lowerings is not None else default_lowerings()

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ._irtext import Emitter, f64_literal
-from ._lower import Lowering, LowerCtx
+from ._lower import LowerCtx, Lowering
 from ._spec import KernelSpec, loop_name
 
 BLOCK = 256
@@ -43,7 +43,8 @@ class KernelEmit:
     scalar_val: dict[int, str] = field(default_factory=dict)
     buffers: dict[int, str] = field(default_factory=dict)
     const_ptr: dict[int, str] = field(default_factory=dict)
-    big: str = "true"
+    big: bool = False
+    big_cond: str = "false"  # i1 SSA: NumPy's call covers > 8 elements
 
     @property
     def loop_nodes(self) -> list[int]:
@@ -64,25 +65,36 @@ class KernelEmit:
                 self.base[vid] = self.em.assign(f"load ptr, ptr {slot}, align 8", "arr")
                 na += 1
             else:
-                self.scalar_ptr[vid] = self.em.assign(f"getelementptr double, ptr %scalars, i64 {ns}")
-                self.scalar_val[vid] = self.em.assign(f"load double, ptr {self.scalar_ptr[vid]}, align 8", "s")
+                self.scalar_ptr[vid] = self.em.assign(
+                    f"getelementptr double, ptr %scalars, i64 {ns}"
+                )
+                self.scalar_val[vid] = self.em.assign(
+                    f"load double, ptr {self.scalar_ptr[vid]}, align 8", "s"
+                )
                 ns += 1
         for vid in self.loop_nodes:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
             for a in node.args:
-                if a >= len(self.spec.leaves) and self.spec.nodes[a - len(self.spec.leaves)].op != "const":
+                if (
+                    a >= len(self.spec.leaves)
+                    and self.spec.nodes[a - len(self.spec.leaves)].op != "const"
+                ):
                     self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
             self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
 
     def offset(self, ptr: str, index: str, bool_out: bool = False) -> str:
         """``ptr + index`` elements."""
-        return self.em.assign(f"getelementptr {'i8' if bool_out else 'double'}, ptr {ptr}, i64 {index}")
+        return self.em.assign(
+            f"getelementptr {'i8' if bool_out else 'double'}, ptr {ptr}, i64 {index}"
+        )
 
     def ptrs_at(self, index: str) -> dict[int, str]:
         """Array leaf pointers advanced to `index`."""
         return {vid: self.offset(p, index) for vid, p in self.base.items()}
 
-    def value(self, vid: int, width: int, ptrs: dict[int, str], i: str, memo: dict[int, str]) -> str:
+    def value(
+        self, vid: int, width: int, ptrs: dict[int, str], i: str, memo: dict[int, str]
+    ) -> str:
         """Emit the value of `vid` at lanes ``i .. i+width`` (recursively, memoized)."""
         if vid in memo:
             return memo[vid]
@@ -105,11 +117,27 @@ class KernelEmit:
             return scalar
         one = self.em.assign(f"insertelement <{width} x double> poison, double {scalar}, i64 0")
         return self.em.assign(
-            f"shufflevector <{width} x double> {one}, <{width} x double> poison, <{width} x i32> zeroinitializer"
+            f"shufflevector <{width} x double> {one}, <{width} x double> poison, "
+            f"<{width} x i32> zeroinitializer"
         )
 
     def stage(self, count: str, ptrs: dict[int, str], root: str | int, dest: str) -> None:
-        """``dest[i] = value(root)`` for ``0 <= i < count``: vector loop then scalar tail."""
+        """``dest[i] = value(root)`` for ``0 <= i < count``, in two versions (NumPy's
+        operand order differs for calls over more than 8 elements; see `lower_arith`)."""
+        if not any(n.op in ("add", "mul") for n in self.spec.nodes):
+            self._stage(count, ptrs, root, dest)
+            return
+        yes, no, join = self.em.label("big"), self.em.label("small"), self.em.label("join")
+        self.em.emit(f"br i1 {self.big_cond}, label %{yes}, label %{no}")
+        for label, big in ((yes, True), (no, False)):
+            self.em.start_block(label)
+            self.big = big
+            self._stage(count, ptrs, root, dest)
+            self.em.emit(f"br label %{join}")
+        self.big = False
+        self.em.start_block(join)
+
+    def _stage(self, count: str, ptrs: dict[int, str], root: str | int, dest: str) -> None:
         vid = int(root)
         bool_out = self.spec.value_is_bool(vid)
 
@@ -133,7 +161,9 @@ class KernelEmit:
             return self.em.assign(f"icmp sle i64 {e}, {count}")
 
         i, _ = self.em.counted_loop("0", vec_limit, VEC, [], body(VEC))
-        self.em.counted_loop(i, lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"), 1, [], body(1))
+        self.em.counted_loop(
+            i, lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"), 1, [], body(1)
+        )
 
     def loop_arg(self, vid: int, ptrs: dict[int, str]) -> tuple[str, int]:
         """(pointer, byte stride) of one input of a NumPy loop call."""
@@ -144,7 +174,9 @@ class KernelEmit:
         if vid not in self.const_ptr:
             p = self.em.alloca("double", 8)
             value = self.spec.nodes[vid - len(self.spec.leaves)].attr("value")
-            self.em.entry_lines.append(f"  store double {f64_literal(float(value))}, ptr {p}, align 8")  # type: ignore[arg-type]
+            self.em.entry_lines.append(
+                f"  store double {f64_literal(float(value))}, ptr {p}, align 8"
+            )  # type: ignore[arg-type]
             self.const_ptr[vid] = p
         return self.const_ptr[vid], 0
 
@@ -154,7 +186,11 @@ class KernelEmit:
         index = self.spec.loop_ops().index(loop_name(node, self.spec) or "")
         operands = [self.loop_arg(a, ptrs) for a in node.args] + [(self.buffers[vid], 8)]
         k = len(operands)
-        args, steps, dims = self.em.alloca(f"[{k} x ptr]", 8), self.em.alloca(f"[{k} x i64]", 8), self.em.alloca("i64", 8)
+        args, steps, dims = (
+            self.em.alloca(f"[{k} x ptr]", 8),
+            self.em.alloca(f"[{k} x i64]", 8),
+            self.em.alloca("i64", 8),
+        )
         for j, (p, stride) in enumerate(operands):
             slot = self.em.assign(f"getelementptr [{k} x ptr], ptr {args}, i64 0, i64 {j}")
             self.em.emit(f"store ptr {p}, ptr {slot}, align 8")

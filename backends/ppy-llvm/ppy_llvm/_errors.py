@@ -6,11 +6,23 @@ from typing import Final
 
 #: code -> (message template, hint)
 CODES: Final[dict[str, tuple[str, str]]] = {
-    "E2101": ("llvmlite is not importable: {detail}", "pip install llvmlite, or leave these sites to NumPy"),
-    "E2102": ("no working C compiler to link kernels: {detail}", "install cc/gcc or set CC; sites run NumPy meanwhile"),
+    "E2101": (
+        "llvmlite is not importable: {detail}",
+        "pip install llvmlite, or leave these sites to NumPy",
+    ),
+    "E2102": (
+        "no working C compiler to link kernels: {detail}",
+        "install cc/gcc or set CC; sites run NumPy meanwhile",
+    ),
     "E2103": ("operation {detail} has no CPU lowering", "this site stays NumPy"),
-    "E2104": ("{detail} is not proven bit-exact against NumPy on this CPU", "this site stays NumPy"),
-    "E2105": ("kernel library {detail} was built for another CPU or NumPy build", "rebuild with `ppy build`; NumPy runs meanwhile"),
+    "E2104": (
+        "{detail} is not proven bit-exact against NumPy on this CPU",
+        "this site stays NumPy",
+    ),
+    "E2105": (
+        "kernel library {detail} was built for another CPU or NumPy build",
+        "rebuild with `ppy build`; NumPy runs meanwhile",
+    ),
     "E2106": ("kernel build failed: {detail}", "see the saved IR and build log named above"),
     "E2107": ("kernel IR is malformed: {detail}", "report a compiler bug; this site stays NumPy"),
 }

@@ -7,7 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import LlvmBackendError
-from ._spec import BINARY, EXACT_UNARY, LOOP_UNARY, PREDICATES, REDUCTIONS, KernelSpec, LeafKind, Node
+from ._spec import (
+    BINARY,
+    EXACT_UNARY,
+    LOOP_UNARY,
+    PREDICATES,
+    REDUCTIONS,
+    KernelSpec,
+    LeafKind,
+    Node,
+)
 
 _SIMPLE = {f"tensor.{op}": op for op in (*BINARY, "neg", "abs", "select")}
 
@@ -19,7 +28,10 @@ def _ops(block: Any) -> list[Any]:
 def _leaf_kind(value: Any) -> LeafKind:
     ty = value.type
     if type(ty).__name__ == "TensorType":
-        if str(getattr(ty, "element", "f64")).lower() not in ("f64", "scalartype(f64)") and "f64" not in str(ty.element):
+        if str(getattr(ty, "element", "f64")).lower() not in (
+            "f64",
+            "scalartype(f64)",
+        ) and "f64" not in str(ty.element):
             raise LlvmBackendError("E2103", f"tensor of {ty.element}")
         return "array"
     if "f64" in str(ty):
@@ -74,9 +86,15 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
 def _node(op: Any, args: list[int]) -> Node:
     attrs = dict(op.attributes)
     if op.name in _SIMPLE:
-        extra = (("scalar_fast_path", bool(attrs.get("scalar_fast_path", False))),) if op.name == "tensor.pow" else ()
+        extra = (
+            (("scalar_fast_path", bool(attrs.get("scalar_fast_path", False))),)
+            if op.name == "tensor.pow"
+            else ()
+        )
         return Node(_SIMPLE[op.name], tuple(args), extra)
-    if op.name == "tensor.unary" and (attrs.get("op") in EXACT_UNARY or attrs.get("op") in LOOP_UNARY):
+    if op.name == "tensor.unary" and (
+        attrs.get("op") in EXACT_UNARY or attrs.get("op") in LOOP_UNARY
+    ):
         return Node("unary", tuple(args), (("op", str(attrs["op"])),))
     if op.name == "tensor.compare" and attrs.get("pred") in PREDICATES:
         return Node("compare", tuple(args), (("pred", str(attrs["pred"])),))

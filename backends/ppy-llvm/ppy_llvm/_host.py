@@ -12,9 +12,31 @@ VERSION: Final = "v1"
 
 #: LLVM feature names that GCC's __builtin_cpu_supports also knows (checked at load)
 GCC_FEATURES: Final = (
-    "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx", "avx2", "fma", "bmi", "bmi2", "f16c",
-    "avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl", "avx512ifma", "avx512vbmi",
-    "avx512vbmi2", "avx512vnni", "avx512bitalg", "avx512vpopcntdq", "gfni", "vpclmulqdq", "vaes",
+    "sse3",
+    "ssse3",
+    "sse4.1",
+    "sse4.2",
+    "popcnt",
+    "avx",
+    "avx2",
+    "fma",
+    "bmi",
+    "bmi2",
+    "f16c",
+    "avx512f",
+    "avx512cd",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512ifma",
+    "avx512vbmi",
+    "avx512vbmi2",
+    "avx512vnni",
+    "avx512bitalg",
+    "avx512vpopcntdq",
+    "gfni",
+    "vpclmulqdq",
+    "vaes",
 )
 
 
@@ -60,4 +82,6 @@ def target_machine() -> Any:
     ll = llvm()
     cpu, features = host()
     target = ll.Target.from_default_triple()
-    return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default")
+    return target.create_target_machine(
+        cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default"
+    )

@@ -15,7 +15,7 @@ STRICT_ATTR = "#1"
 
 def f64_literal(value: float) -> str:
     """An exact LLVM literal for a double (hex of its IEEE bits)."""
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
 
 
 @dataclass(slots=True)

@@ -14,7 +14,9 @@ MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
 
 
-def emit_kernel(spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]) -> str:
+def emit_kernel(
+    spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]
+) -> str:
     """The LLVM IR text of kernel `name` for `spec`."""
     text = _emit_kernel(spec, name, lowerings, decls)
     if spec.fastmath:  # attribute groups #2/#3: no strictfp
@@ -22,10 +24,14 @@ def emit_kernel(spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], 
     return text
 
 
-def _emit_kernel(spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]) -> str:
+def _emit_kernel(
+    spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]
+) -> str:
     ke = KernelEmit(spec, lowerings, Emitter(decls))
     ke.load_leaves()
-    ke.big = ke.em.assign("icmp sgt i64 %end, 8" if spec.reduce is None else "icmp sgt i64 %n, 8")
+    ke.big_cond = ke.em.assign(
+        "icmp sgt i64 %end, 8" if spec.reduce is None else "icmp sgt i64 %n, 8"
+    )
     if spec.reduce is None:
         _emit_map(ke)
         return ke.em.function(f"define void @{name}({MAP_ARGS}) {_ATTRS}")
@@ -78,7 +84,10 @@ def _emit_pairwise(ke: KernelEmit, name: str) -> None:
     em.start_block(small)
     src = _source(ke, "%lo", "%n")
     _, (acc,) = em.counted_loop(
-        "0", lambda i: em.assign(f"icmp slt i64 {i}, %n"), 1, [("double", f64_literal(0.0))],
+        "0",
+        lambda i: em.assign(f"icmp slt i64 {i}, %n"),
+        1,
+        [("double", f64_literal(0.0))],
         lambda i, a: [ke.ctx(1).binop("fadd", a[0], ke.value(spec.result, 1, src, i, {}))],
     )
     em.emit(f"ret double {acc}")
@@ -91,32 +100,47 @@ def _emit_pairwise(ke: KernelEmit, name: str) -> None:
     first = ke.value(spec.result, VEC, src, "0", {})
     n8 = em.assign("and i64 %n, -8")
     i, (r,) = em.counted_loop(
-        "8", lambda j: em.assign(f"icmp slt i64 {j}, {n8}"), VEC, [(vt, first)],
+        "8",
+        lambda j: em.assign(f"icmp slt i64 {j}, {n8}"),
+        VEC,
+        [(vt, first)],
         lambda j, a: [ke.ctx(VEC).binop("fadd", a[0], ke.value(spec.result, VEC, src, j, {}))],
     )
     lanes = [em.assign(f"extractelement {vt} {r}, i64 {k}") for k in range(VEC)]
     c1 = ke.ctx(1)
     pairs = [c1.binop("fadd", lanes[k], lanes[k + 1]) for k in range(0, 8, 2)]
-    res = c1.binop("fadd", c1.binop("fadd", pairs[0], pairs[1]), c1.binop("fadd", pairs[2], pairs[3]))
+    res = c1.binop(
+        "fadd", c1.binop("fadd", pairs[0], pairs[1]), c1.binop("fadd", pairs[2], pairs[3])
+    )
     _, (res,) = em.counted_loop(
-        i, lambda j: em.assign(f"icmp slt i64 {j}, %n"), 1, [("double", res)],
+        i,
+        lambda j: em.assign(f"icmp slt i64 {j}, %n"),
+        1,
+        [("double", res)],
         lambda j, a: [c1.binop("fadd", a[0], ke.value(spec.result, 1, src, j, {}))],
     )
     em.emit(f"ret double {res}")
     em.start_block(big)
     half = em.assign("lshr i64 %n, 1")
-    n2 = em.assign("and i64 {}, -8".format(half))
+    n2 = em.assign(f"and i64 {half}, -8")
     lo2 = em.assign(f"add i64 %lo, {n2}")
     rest = em.assign(f"sub i64 %n, {n2}")
-    left = em.assign(f"call double @{name}(ptr %arrays, ptr %scalars, i64 %lo, i64 {n2}, ptr %loops) #1")
-    right = em.assign(f"call double @{name}(ptr %arrays, ptr %scalars, i64 {lo2}, i64 {rest}, ptr %loops) #1")
+    left = em.assign(
+        f"call double @{name}(ptr %arrays, ptr %scalars, i64 %lo, i64 {n2}, ptr %loops) #1"
+    )
+    right = em.assign(
+        f"call double @{name}(ptr %arrays, ptr %scalars, i64 {lo2}, i64 {rest}, ptr %loops) #1"
+    )
     em.emit(f"ret double {c1.binop('fadd', left, right)}")
 
 
 def _prod_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[str]) -> list[str]:
     em = ke.em
     _, out = em.counted_loop(
-        "0", lambda i: em.assign(f"icmp slt i64 {i}, {count}"), 1, [("double", acc[0])],
+        "0",
+        lambda i: em.assign(f"icmp slt i64 {i}, {count}"),
+        1,
+        [("double", acc[0])],
         lambda i, a: [ke.ctx(1).binop("fmul", a[0], ke.value(ke.spec.result, 1, src, i, {}))],
     )
     return out
@@ -154,7 +178,11 @@ def _extremum_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[s
     anynan = em.assign(f"call i1 @llvm.vector.reduce.or.v{VEC}i1({bt} {vn})")
     nan = em.assign(f"or i1 {acc[1]}, {anynan}")
     _, out = em.counted_loop(
-        i, lambda j: em.assign(f"icmp slt i64 {j}, {count}"), 1, [("double", m), ("i1", nan)], step(1)
+        i,
+        lambda j: em.assign(f"icmp slt i64 {j}, {count}"),
+        1,
+        [("double", m), ("i1", nan)],
+        step(1),
     )
     return out
 
@@ -174,15 +202,25 @@ def _emit_fold(ke: KernelEmit, fold, types: list[str], init: list[str]) -> None:
             return fold(ke, _source(ke, blk, count), count, acc)
 
         _, out = em.counted_loop(
-            "%lo", lambda b: em.assign(f"icmp slt i64 {b}, {end}"), BLOCK, list(zip(types, init)), block
+            "%lo",
+            lambda b: em.assign(f"icmp slt i64 {b}, {end}"),
+            BLOCK,
+            list(zip(types, init, strict=False)),
+            block,
         )
     if len(out) == 2:
-        out = [em.assign(f"select i1 {out[1]}, double {f64_literal(float('nan'))}, double {out[0]}")]
+        out = [
+            em.assign(f"select i1 {out[1]}, double {f64_literal(float('nan'))}, double {out[0]}")
+        ]
     em.emit(f"ret double {out[0]}")
 
 
 def module_text(bodies: list[str], decls: set[str]) -> str:
     """A whole module: declarations, functions, attribute groups (#0/#1 strict, #2/#3 fastmath)."""
-    groups = ["attributes #0 = { strictfp nounwind }", "attributes #1 = { strictfp }",
-              "attributes #2 = { nounwind }", "attributes #3 = { nounwind }"]
+    groups = [
+        "attributes #0 = { strictfp nounwind }",
+        "attributes #1 = { strictfp }",
+        "attributes #2 = { nounwind }",
+        "attributes #3 = { nounwind }",
+    ]
     return "\n".join([*sorted(decls), *bodies, *groups, ""])

@@ -9,6 +9,7 @@ the dispatcher reads are the flags NumPy's separate passes would raise.
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ class LowerCtx:
     width: int
     strict: bool
     spec: KernelSpec
-    big: str = "true"  # i1: the NumPy call covers more than 8 elements
+    big: bool = False  # this code runs only where NumPy's call covers > 8 elements
 
     def scalar_like(self, vid: int) -> bool:
         """Whether NumPy sees value `vid` as a broadcast scalar (stride 0)."""
@@ -63,7 +64,9 @@ class LowerCtx:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
-        return self.em.assign(f"call {self.ft} @{name}({self.ft} {a}, {self.ft} {b}, {_RM}, {_EX}) {STRICT_ATTR}")
+        return self.em.assign(
+            f"call {self.ft} @{name}({self.ft} {a}, {self.ft} {b}, {_RM}, {_EX}) {STRICT_ATTR}"
+        )
 
     def fcmp(self, pred: str, a: str, b: str) -> str:
         """A quiet comparison (no invalid flag for quiet NaNs)."""
@@ -72,7 +75,8 @@ class LowerCtx:
         name = f"llvm.experimental.constrained.fcmp.{self.sfx}"
         self.em.declare(f"declare {self.bt} @{name}({self.ft}, {self.ft}, metadata, metadata)")
         return self.em.assign(
-            f'call {self.bt} @{name}({self.ft} {a}, {self.ft} {b}, metadata !"{pred}", {_EX}) {STRICT_ATTR}'
+            f"call {self.bt} @{name}({self.ft} {a}, {self.ft} {b}, "
+            f'metadata !"{pred}", {_EX}) {STRICT_ATTR}'
         )
 
     def rounding(self, kind: str, a: str) -> str:
@@ -106,14 +110,14 @@ def lower_arith(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     a, b = args
     if node.op in ("add", "mul"):
         sa, sb = (ctx.scalar_like(v) for v in node.args)
-        swap = None
-        if sa != sb and sb:
-            swap = ctx.big
-        elif not sa and not sb and ctx.width == 1:
-            swap = ctx.big
-        if swap is not None:
-            a = ctx.em.assign(f"select i1 {swap}, {ctx.ft} {args[1]}, {ctx.ft} {args[0]}")
-            b = ctx.em.assign(f"select i1 {swap}, {ctx.ft} {args[0]}, {ctx.ft} {args[1]}")
+        if ctx.big and ((sb and not sa) or (not sa and not sb and ctx.width == 1)):
+            a, b = b, a
+        if ctx.width == 1 and ctx.strict and platform.machine() in ("x86_64", "AMD64"):
+            # LLVM commutes fadd/fmul to fold a load; pin the operand order (scalar code only)
+            insn = "addsd" if node.op == "add" else "mulsd"
+            return ctx.em.assign(
+                f'call double asm "{insn} $2, $0", "=x,0,x"(double {a}, double {b}) #1'
+            )
     return ctx.binop(_ARITH[node.op], a, b)
 
 

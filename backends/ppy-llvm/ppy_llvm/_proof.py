@@ -34,9 +34,44 @@ def special_values() -> Any:
     """Edge inputs: signed zeros, infinities, NaNs, subnormals, domain and overflow edges."""
     import numpy as np
 
-    base = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-310,
-            1.0, -1.0, 0.5, -0.5, 1 - 2**-53, 1 + 2**-52, np.pi, -np.pi, np.pi / 2, 1e300, -1e300, 709.78, 709.79,
-            -745.2, -745.1, 1e22, 2.0**1023, 1e-20, 710.5, -708.4, 0.7, 1.5, 20.0, -20.0, 3e7, 1e16]
+    base = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        1e-310,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1 - 2**-53,
+        1 + 2**-52,
+        np.pi,
+        -np.pi,
+        np.pi / 2,
+        1e300,
+        -1e300,
+        709.78,
+        709.79,
+        -745.2,
+        -745.1,
+        1e22,
+        2.0**1023,
+        1e-20,
+        710.5,
+        -708.4,
+        0.7,
+        1.5,
+        20.0,
+        -20.0,
+        3e7,
+        1e16,
+    ]
     return np.array(base)
 
 
@@ -103,8 +138,15 @@ def run_proof() -> dict[str, str]:
                     verdict[name] = "kernel library failed to load"
                     break
                 try:
-                    site = make_site(found[0], k.signature.kind, k.signature.leaves, k.signature.loops,
-                                     lambda *a: None, f"proof:{name}", found[1])
+                    site = make_site(
+                        found[0],
+                        k.signature.kind,
+                        k.signature.leaves,
+                        k.signature.loops,
+                        lambda *a: None,
+                        f"proof:{name}",
+                        found[1],
+                    )
                 except LookupError as exc:
                     verdict[name] = f"no float64 loop: {exc}"
                     break

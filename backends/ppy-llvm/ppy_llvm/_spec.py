@@ -17,11 +17,24 @@ LeafKind = Literal["array", "scalar"]
 ReduceKind = Literal["add", "mul", "max", "min", "mean"]
 
 BINARY: Final = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"})
-EXACT_UNARY: Final = frozenset({"neg", "abs", "sqrt", "floor", "ceil", "trunc", "square", "reciprocal"})
+EXACT_UNARY: Final = frozenset(
+    {"neg", "abs", "sqrt", "floor", "ceil", "trunc", "square", "reciprocal"}
+)
 #: unary functions NumPy computes with a CPU-dispatched loop; fused by calling that loop
 LOOP_UNARY: Final = (
-    "exp", "log", "log1p", "expm1", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
 )
 PREDICATES: Final = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 REDUCTIONS: Final = frozenset({"add", "mul", "max", "min", "mean"})
@@ -81,7 +94,10 @@ class KernelSpec:
         return json.dumps(
             {
                 "leaves": list(self.leaves),
-                "nodes": [[n.op, list(n.args), sorted([k, repr(v)] for k, v in n.attrs)] for n in self.nodes],
+                "nodes": [
+                    [n.op, list(n.args), sorted([k, repr(v)] for k, v in n.attrs)]
+                    for n in self.nodes
+                ],
                 "result": self.result,
                 "reduce": self.reduce,
                 "fastmath": self.fastmath,
@@ -140,6 +156,8 @@ class KernelBuilder:
         """A float64 constant."""
         return self.op("const", value=float(value))
 
-    def build(self, result: int, reduce: ReduceKind | None = None, fastmath: bool = False) -> KernelSpec:
+    def build(
+        self, result: int, reduce: ReduceKind | None = None, fastmath: bool = False
+    ) -> KernelSpec:
         """Freeze into a `KernelSpec`."""
         return KernelSpec(tuple(self.leaves), tuple(self.nodes), result, reduce, fastmath)

@@ -61,7 +61,9 @@ def _write_if_changed(path: Path, data: bytes) -> None:
 
 def build_shared(ir_text: str, name: str) -> Path:
     """Compile `ir_text` into ``<cache>/<name>-<sha>.so``; reuse if present."""
-    key = hashlib.sha256((fingerprint() + "\0" + ir_text + cpu_check_source()).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        (fingerprint() + "\0" + ir_text + cpu_check_source()).encode()
+    ).hexdigest()[:24]
     out = cache_dir() / f"{name}-{key}.so"
     if out.exists():
         return out
@@ -102,10 +104,21 @@ def _compile(ir_text: str, out: Path) -> None:
         obj_path.write_bytes(obj)
         c_path.write_text(cpu_check_source())
         so_tmp = Path(tmp) / "k.so"
-        cmd = [*find_cc().split(), "-shared", "-O2", "-fPIC", "-o", str(so_tmp), str(obj_path), str(c_path)]
+        cmd = [
+            *find_cc().split(),
+            "-shared",
+            "-O2",
+            "-fPIC",
+            "-o",
+            str(so_tmp),
+            str(obj_path),
+            str(c_path),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             log = out.with_suffix(".log")
             log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
-            raise LlvmBackendError("E2106", f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {ir_path}")
+            raise LlvmBackendError(
+                "E2106", f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {ir_path}"
+            )
         os.replace(so_tmp, out)

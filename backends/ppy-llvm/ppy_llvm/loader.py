@@ -29,7 +29,9 @@ class KernelSignature:
 
     def to_json(self) -> str:
         """Manifest form."""
-        return json.dumps({"kind": self.kind, "leaves": self.leaves, "loops": [list(x) for x in self.loops]})
+        return json.dumps(
+            {"kind": self.kind, "leaves": self.leaves, "loops": [list(x) for x in self.loops]}
+        )
 
     @classmethod
     def from_json(cls, text: str) -> KernelSignature:
@@ -53,7 +55,9 @@ def _warn_once(key: str, detail: str) -> None:
         return
     _WARNED.add(key)
     message, hint = CODES["E2105"]
-    warnings.warn(f"{message.format(detail=detail)}  [E2105]\n  hint: {hint}", RuntimeWarning, stacklevel=3)
+    warnings.warn(
+        f"{message.format(detail=detail)}  [E2105]\n  hint: {hint}", RuntimeWarning, stacklevel=3
+    )
 
 
 def load_library(path: str | Path) -> ctypes.CDLL | None:

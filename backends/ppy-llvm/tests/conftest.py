@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import shutil
 from collections.abc import Callable
@@ -24,7 +25,9 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     """Skip needs_llvm / needs_cc tests where the tool is missing."""
     for item in items:
         if "needs_llvm" in item.keywords and (not HAVE_LLVM or make_site is None):
-            item.add_marker(pytest.mark.skip(reason="llvmlite or ppy_numpy._runtime._dispatch missing"))
+            item.add_marker(
+                pytest.mark.skip(reason="llvmlite or ppy_numpy._runtime._dispatch missing")
+            )
         if "needs_cc" in item.keywords and not HAVE_CC:
             item.add_marker(pytest.mark.skip(reason="no C compiler"))
 
@@ -47,15 +50,53 @@ def _pow_fast(e: float) -> Callable[[KernelBuilder, list[int]], int]:
 
 #: name -> (leaves, build(b, leaf ids) -> result id, reduce, NumPy reference)
 EXPRS: dict[str, tuple[str, Callable[..., int], str | None, Callable[..., Any]]] = {
-    "a*b+c": ("aaa", lambda b, x: b.op("add", b.op("mul", x[0], x[1]), x[2]), None, lambda a, b, c: a * b + c),
-    "2a+3bc-a/b": ("aaa", lambda b, x: b.op("sub", b.op("add", b.op("mul", b.const(2.0), x[0]),
-                   b.op("mul", b.op("mul", b.const(3.0), x[1]), x[2])), b.op("div", x[0], x[1])), None,
-                   lambda a, b, c: 2.0 * a + 3.0 * b * c - a / b),
-    "sin*2+exp": ("aa", lambda b, x: b.op("add", b.op("mul", b.op("unary", x[0], op="sin"), b.const(2.0)),
-                  b.op("unary", x[1], op="exp")), None, lambda a, b: np.sin(a) * 2.0 + np.exp(b)),
-    "where": ("aaa", lambda b, x: b.op("select", b.op("compare", x[0], x[1], pred="gt"), b.op("mul", x[0], x[2]),
-              b.op("sub", x[1], x[2])), None, lambda a, b, c: np.where(a > b, a * c, b - c)),
-    "a*s+t": ("asa", lambda b, x: b.op("add", b.op("mul", x[0], x[1]), x[2]), None, lambda a, s, c: a * s + c),
+    "a*b+c": (
+        "aaa",
+        lambda b, x: b.op("add", b.op("mul", x[0], x[1]), x[2]),
+        None,
+        lambda a, b, c: a * b + c,
+    ),
+    "2a+3bc-a/b": (
+        "aaa",
+        lambda b, x: b.op(
+            "sub",
+            b.op(
+                "add",
+                b.op("mul", b.const(2.0), x[0]),
+                b.op("mul", b.op("mul", b.const(3.0), x[1]), x[2]),
+            ),
+            b.op("div", x[0], x[1]),
+        ),
+        None,
+        lambda a, b, c: 2.0 * a + 3.0 * b * c - a / b,
+    ),
+    "sin*2+exp": (
+        "aa",
+        lambda b, x: b.op(
+            "add",
+            b.op("mul", b.op("unary", x[0], op="sin"), b.const(2.0)),
+            b.op("unary", x[1], op="exp"),
+        ),
+        None,
+        lambda a, b: np.sin(a) * 2.0 + np.exp(b),
+    ),
+    "where": (
+        "aaa",
+        lambda b, x: b.op(
+            "select",
+            b.op("compare", x[0], x[1], pred="gt"),
+            b.op("mul", x[0], x[2]),
+            b.op("sub", x[1], x[2]),
+        ),
+        None,
+        lambda a, b, c: np.where(a > b, a * c, b - c),
+    ),
+    "a*s+t": (
+        "asa",
+        lambda b, x: b.op("add", b.op("mul", x[0], x[1]), x[2]),
+        None,
+        lambda a, s, c: a * s + c,
+    ),
     "a**2": ("a", _pow_fast(2.0), None, lambda a: a**2),
     "a**0.5": ("a", _pow_fast(0.5), None, lambda a: a**0.5),
     "a**-1": ("a", _pow_fast(-1.0), None, lambda a: a**-1),
@@ -74,14 +115,45 @@ EXPRS: dict[str, tuple[str, Callable[..., int], str | None, Callable[..., Any]]]
     "sum(sin(a))": ("a", _unary("sin"), "add", lambda a: np.sum(np.sin(a))),
     "min(exp(a))": ("a", _unary("exp"), "min", lambda a: np.min(np.exp(a))),
 }
-for _op, _f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
-                ("maximum", np.maximum), ("minimum", np.minimum)):
+for _op, _f in (
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("div", np.divide),
+    ("maximum", np.maximum),
+    ("minimum", np.minimum),
+):
     EXPRS[_op] = ("aa", _bin(_op), None, _f)
-for _p, _f in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
-               ("eq", np.equal), ("ne", np.not_equal)):
+for _p, _f in (
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+):
     EXPRS[f"cmp_{_p}"] = ("aa", _cmp(_p), None, _f)
-for _u in ("sqrt", "floor", "ceil", "trunc", "square", "reciprocal", "exp", "log", "log1p", "expm1", "sin",
-           "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh"):
+for _u in (
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "square",
+    "reciprocal",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+):
     EXPRS[_u] = ("a", _unary(_u), None, getattr(np, _u))
 
 
@@ -106,10 +178,10 @@ class Sites:
         for name, k in zip(names, kernels, strict=True):
             addr, lib = kernel_address(k)  # type: ignore[misc]
             sig = k.signature
-            try:
-                self.sites[name] = make_site(addr, sig.kind, sig.leaves, sig.loops, EXPRS[name][3], name, lib)
-            except LookupError:
-                pass
+            with contextlib.suppress(LookupError):
+                self.sites[name] = make_site(
+                    addr, sig.kind, sig.leaves, sig.loops, EXPRS[name][3], name, lib
+                )
 
     def __getitem__(self, name: str) -> Any:
         site = self.sites[name]
@@ -125,8 +197,32 @@ def sites() -> Sites:
     return Sites()
 
 
-SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, 2.2e-308, 1.0, -1.0,
-                     0.5, 2.0, 1e300, -1e300, 709.8, -745.5, np.pi, 1e-20, 3.0, -3.0])
+SPECIALS = np.array(
+    [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        5e-324,
+        -5e-324,
+        1e-310,
+        2.2e-308,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        1e300,
+        -1e300,
+        709.8,
+        -745.5,
+        np.pi,
+        1e-20,
+        3.0,
+        -3.0,
+    ]
+)
 
 
 def make_inputs(rng: np.random.Generator, n: int, k: int, special: float = 0.2) -> list[np.ndarray]:

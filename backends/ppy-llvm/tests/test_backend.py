@@ -13,8 +13,13 @@ import pytest
 
 
 def test_import_is_lazy() -> None:
-    code = "import sys, ppy_llvm; ppy_llvm.create_backend(); print(json.dumps(sorted(m for m in ('llvmlite', 'numpy') if m in sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True, text=True, check=True)
+    code = (
+        "import sys, ppy_llvm; ppy_llvm.create_backend(); "
+        "print(json.dumps(sorted(m for m in ('llvmlite', 'numpy') if m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import json;" + code], capture_output=True, text=True, check=True
+    )
     assert json.loads(out.stdout) == []
 
 
@@ -22,7 +27,8 @@ def test_entry_point_name() -> None:
     from importlib.metadata import entry_points
 
     eps = [e for e in entry_points(group="ppy.backends") if e.name == "llvm"]
-    assert eps and eps[0].value == "ppy_llvm:create_backend"
+    assert eps
+    assert eps[0].value == "ppy_llvm:create_backend"
     assert eps[0].load()().name == "llvm"
 
 
@@ -73,7 +79,7 @@ def test_unknown_op_is_refused_with_code() -> None:
 
     from ppy_llvm import LlvmBackend
 
-    class TensorType:  # noqa: D101 - stand-in for ppy_core.ir.TensorType
+    class TensorType:
         element = "f64"
 
     x = NS(type=TensorType())
@@ -82,4 +88,5 @@ def test_unknown_op_is_refused_with_code() -> None:
     ret = NS(name="func.return", operands=[y], results=[], attributes={}, regions=[])
     func = NS(body=NS(blocks=[NS(args=[x], ops=[op, ret])]), attributes={})
     why = LlvmBackend().can_lower(func)
-    assert why is not None and "[E2103]" in why
+    assert why is not None
+    assert "[E2103]" in why

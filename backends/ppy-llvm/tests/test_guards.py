@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from conftest import same_bits
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
@@ -25,7 +26,10 @@ class Sub(np.ndarray):
         ((A.astype(np.int64), B, C), "guard: dtype"),
         ((A.astype(">f8"), B, C), "guard: dtype"),
         ((np.linspace(0, 1, 128)[::2], B, C), "guard: layout"),
-        ((np.asfortranarray(rng.standard_normal((8, 8))), B.reshape(8, 8), C.reshape(8, 8)), "guard: layout"),
+        (
+            (np.asfortranarray(rng.standard_normal((8, 8))), B.reshape(8, 8), C.reshape(8, 8)),
+            "guard: layout",
+        ),
         ((A.reshape(8, 8), B[:8], C.reshape(8, 8)), "guard: shape"),
         ((A.view(Sub), B, C), "guard: type"),
         ((np.float64(1.0), B, C), "guard: type"),
@@ -43,7 +47,9 @@ def test_guard_falls_back(sites, args: tuple, reason: str) -> None:
     else:
         got = site(*args)
         want = args[0] * args[1] + args[2]
-        assert type(got) is type(want) and np.array_equal(got, want, equal_nan=True) and got.dtype == want.dtype
+        assert type(got) is type(want)
+        assert np.array_equal(got, want, equal_nan=True)
+        assert got.dtype == want.dtype
     assert site.stats() == {"site": "a*b+c", "fast": 0, "fallback": {reason: 1}}
 
 
@@ -64,7 +70,8 @@ def test_scalar_kinds_fallback(sites, scalar: object) -> None:
             site(A, scalar, C)
     else:
         got = site(A, scalar, C)
-        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want)
     assert site.stats()["fallback"] == {"guard: scalar": 1}
 
 

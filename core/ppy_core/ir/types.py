@@ -1,7 +1,8 @@
 """IR types: scalars, tensors with dtype and shape refinements, Arrow-like columns.
 
 Textual forms:  f64  i64  i1  none  !unknown  !opaque<"numpy.dtype">
-                tensor<?x4x"n"xf64>  tensor<*xf32>  tensor<?xf64, "numpy">  column<f64>  column<f64, nullable>
+                tensor<?x4x"n"xf64>  tensor<*xf32>  tensor<?xf64, "numpy">
+                column<f64>  column<f64, nullable>
 A tensor dimension is an int (known), a str (symbolic, quoted) or None (unknown, `?`);
 `shape=None` is an unknown rank (`*`).
 """

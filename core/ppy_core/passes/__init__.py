@@ -14,9 +14,13 @@ from ppy_core.passes._cse import CommonSubexpressionElimination
 from ppy_core.passes._dce import DeadCodeElimination
 from ppy_core.passes._fuse import FUSIBLE, FuseElementwise
 
-CORE_PASSES: Final = (CommonSubexpressionElimination(), DeadCodeElimination(),
-                      FuseElementwise())
+CORE_PASSES: Final = (CommonSubexpressionElimination(), DeadCodeElimination(), FuseElementwise())
 """The core passes in the order the driver runs them."""
 
-__all__ = ["CORE_PASSES", "FUSIBLE", "CommonSubexpressionElimination", "DeadCodeElimination",
-           "FuseElementwise"]
+__all__ = [
+    "CORE_PASSES",
+    "FUSIBLE",
+    "CommonSubexpressionElimination",
+    "DeadCodeElimination",
+    "FuseElementwise",
+]

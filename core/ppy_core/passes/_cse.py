@@ -56,5 +56,9 @@ def _cse_block(block: Block, replaced: dict[int, Value]) -> None:
 
 def _key(op: Operation) -> _Key:
     attributes = print_attribute(dict(sorted(op.attributes.items())))
-    return (op.name, tuple(id(v) for v in op.operands), attributes,
-            tuple(r.type.text() for r in op.results))
+    return (
+        op.name,
+        tuple(id(v) for v in op.operands),
+        attributes,
+        tuple(r.type.text() for r in op.results),
+    )

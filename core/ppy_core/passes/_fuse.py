@@ -11,9 +11,25 @@ from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.dialects.tensor import KernelOp, YieldOp
 from ppy_core.passes._util import replace_uses
 
-FUSIBLE: Final = frozenset(f"tensor.{n}" for n in (
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "neg", "abs", "unary", "compare",
-    "select", "reduce", "cast"))
+FUSIBLE: Final = frozenset(
+    f"tensor.{n}"
+    for n in (
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "pow",
+        "maximum",
+        "minimum",
+        "neg",
+        "abs",
+        "unary",
+        "compare",
+        "select",
+        "reduce",
+        "cast",
+    )
+)
 """The operations a kernel body holds (besides copies of `builtin.constant`)."""
 
 _MOVABLE_PAST: Final = frozenset({"Pure", "ReadMemory"})
@@ -53,8 +69,11 @@ def _fuse_function(func: FuncOp) -> None:
         return
     for value in list(block.ops[-1].operands):
         producer = value.owner
-        if (isinstance(producer, Operation) and producer.parent is block
-                and producer.name in FUSIBLE):
+        if (
+            isinstance(producer, Operation)
+            and producer.parent is block
+            and producer.name in FUSIBLE
+        ):
             _fuse(func, block, producer)
 
 
@@ -98,7 +117,7 @@ def _collect(block: Block, root: Operation, top: dict[int, list[int]]) -> list[O
     block order; the scan stops at an op that operations may not move past."""
     members = {id(root)}
     chosen = [root]
-    for op in reversed(block.ops[:block.ops.index(root)]):
+    for op in reversed(block.ops[: block.ops.index(root)]):
         users = [u for r in op.results for u in top[id(r)]]
         if op.name in FUSIBLE and users and all(u in members for u in users):
             members.add(id(op))

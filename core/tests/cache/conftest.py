@@ -40,8 +40,9 @@ print(json.dumps({"path": str(e.path), "meta": dict(e.meta)}))
 """
 
 
-def build_files(files: dict[str, bytes], meta: dict[str, object] | None = None,
-                calls: list[Path] | None = None) -> Callable[[Path], dict[str, object]]:
+def build_files(
+    files: dict[str, bytes], meta: dict[str, object] | None = None, calls: list[Path] | None = None
+) -> Callable[[Path], dict[str, object]]:
     """A build function writing `files` (relative paths) and returning `meta`."""
 
     def build(tmp: Path) -> dict[str, object]:
@@ -79,13 +80,25 @@ class Storer:
         self.go = work / "go"
         self.env = {**os.environ, "PYTHONPATH": str(CORE)}
 
-    def start(self, key: str, delay: float, *, wait_go: bool = True,
-              timeout: float = 30.0) -> subprocess.Popen[str]:
+    def start(
+        self, key: str, delay: float, *, wait_go: bool = True, timeout: float = 30.0
+    ) -> subprocess.Popen[str]:
         ready = self.work / f"ready.{time.monotonic_ns()}"
-        args = [sys.executable, "-c", STORE_SCRIPT, str(self.root), key, str(self.build_log),
-                str(delay), str(self.go) if wait_go else "", str(ready), str(timeout)]
-        proc = subprocess.Popen(args, env=self.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        args = [
+            sys.executable,
+            "-c",
+            STORE_SCRIPT,
+            str(self.root),
+            key,
+            str(self.build_log),
+            str(delay),
+            str(self.go) if wait_go else "",
+            str(ready),
+            str(timeout),
+        ]
+        proc = subprocess.Popen(
+            args, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         wait_until(ready.exists, proc=proc)
         return proc
 
@@ -93,8 +106,9 @@ class Storer:
         return self.build_log.read_text().split() if self.build_log.exists() else []
 
 
-def wait_until(predicate: Callable[[], bool], *, proc: subprocess.Popen[str] | None = None,
-               limit: float = 10.0) -> None:
+def wait_until(
+    predicate: Callable[[], bool], *, proc: subprocess.Popen[str] | None = None, limit: float = 10.0
+) -> None:
     deadline = time.monotonic() + limit
     while not predicate():
         if proc is not None and proc.poll() is not None:

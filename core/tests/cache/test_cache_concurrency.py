@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ppy_core._cache_lock import pid_alive
 from ppy_core.cache import Cache
 
 KEY = "c0ffee" * 4
@@ -25,19 +26,26 @@ def _result(proc: subprocess.Popen[str]) -> dict[str, object]:
     return json.loads(out)
 
 
-def _write_lock(cache: Cache, key: str, *, pid: int, age: float,
-                host: str | None = None) -> Path:
+def _write_lock(cache: Cache, key: str, *, pid: int, age: float, host: str | None = None) -> Path:
     path = cache.root / "locks" / f"{key}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"pid": pid, "host": host or socket.gethostname(), "time": time.time() - age,
-              "token": "left-behind"}
+    record = {
+        "pid": pid,
+        "host": host or socket.gethostname(),
+        "time": time.time() - age,
+        "token": "left-behind",
+    }
     path.write_text(json.dumps(record))
     return path
 
 
 def _dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(proc.stdout)
 
 
@@ -64,8 +72,9 @@ def test_waiter_returns_the_holders_entry(storer, make_build) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.005)
     calls: list[Path] = []
-    entry = storer_cache.store(KEY, make_build({"x": b"mine"}, calls=calls), source_id="s",
-                               components={})
+    entry = storer_cache.store(
+        KEY, make_build({"x": b"mine"}, calls=calls), source_id="s", components={}
+    )
     assert calls == []
     assert entry.meta["builder"] == holder.pid
     _result(holder)
@@ -80,8 +89,14 @@ def test_threads_of_one_process_build_once(store_cache: Cache, make_build) -> No
         return slow(tmp)
 
     results = []
-    threads = [threading.Thread(target=lambda: results.append(
-        store_cache.store(KEY, build, source_id="s", components={}))) for _ in range(3)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(
+                store_cache.store(KEY, build, source_id="s", components={})
+            )
+        )
+        for _ in range(3)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -107,8 +122,9 @@ def test_old_lock_of_a_live_pid_expires(tmp_path: Path, make_build) -> None:
     assert time.monotonic() - start < 2
 
 
-def test_fresh_lock_from_another_host_is_waited_for_until_timeout(tmp_path: Path,
-                                                                  make_build) -> None:
+def test_fresh_lock_from_another_host_is_waited_for_until_timeout(
+    tmp_path: Path, make_build
+) -> None:
     cache = Cache(tmp_path / "c", lock_timeout=0.5)
     _write_lock(cache, KEY, pid=1, age=0, host="elsewhere.invalid")
     start = time.monotonic()
@@ -136,11 +152,49 @@ def test_builder_killed_mid_build_leaves_a_lock_that_expires(storer, make_build)
         assert time.monotonic() < deadline
         time.sleep(0.005)
     victim.kill()
-    victim.wait()
+    victim.communicate()  # reaps it: a zombie would still look alive
     assert (storer.root / "locks" / f"{KEY}.lock").exists()
     start = time.monotonic()
-    entry = Cache(storer.root).store(KEY, make_build({"a": b"after"}), source_id="s",
-                                     components={})
+    entry = Cache(storer.root).store(KEY, make_build({"a": b"after"}), source_id="s", components={})
     assert time.monotonic() - start < 2
     assert (entry.path / "a").read_bytes() == b"after"
     assert not (storer.root / "locks" / f"{KEY}.lock").exists()
+
+
+def test_two_processes_racing_past_a_stale_lock_build_once(storer) -> None:
+    _write_lock(Cache(storer.root), KEY, pid=_dead_pid(), age=1)
+    first = storer.start(KEY, delay=0.4)
+    second = storer.start(KEY, delay=0.4)
+    storer.go.touch()
+    assert _result(first) == _result(second)
+    assert len(storer.builds()) == 1
+
+
+def test_a_zombie_holder_counts_as_gone() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while pid_alive(proc.pid):  # alive until it exits; then a zombie until reaped
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        proc.wait()
+    assert not pid_alive(proc.pid)
+    assert pid_alive(os.getpid())
+
+
+def test_builder_whose_lock_was_broken_returns_the_winners_entry(
+    store_cache: Cache, make_build
+) -> None:
+    rival = Cache(store_cache.root)
+
+    def slow_build(tmp: Path) -> dict[str, object]:
+        # Meanwhile our lock is judged stale and broken, and a rival publishes first.
+        (store_cache.root / "locks" / f"{KEY}.lock").unlink()
+        rival.store(KEY, make_build({"a": b"rival"}), source_id="s", components={})
+        (tmp / "a").write_bytes(b"ours")
+        return {}
+
+    entry = store_cache.store(KEY, slow_build, source_id="s", components={})
+    assert (entry.path / "a").read_bytes() == b"rival"
+    assert list((store_cache.root / "tmp").iterdir()) == []

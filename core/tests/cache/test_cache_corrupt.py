@@ -51,8 +51,9 @@ CASES: dict[str, Callable[[Entry], None]] = {
 
 
 @pytest.mark.parametrize("damage", CASES.values(), ids=CASES.keys())
-def test_damage_warns_once_misses_and_rebuilds(store_cache: Cache, make_build,
-                                               damage: Callable[[Entry], None]) -> None:
+def test_damage_warns_once_misses_and_rebuilds(
+    store_cache: Cache, make_build, damage: Callable[[Entry], None]
+) -> None:
     entry = store_cache.store("k1", make_build(FILES), source_id="s", components={})
     damage(entry)
     with pytest.warns(PpyCacheWarning) as caught:
@@ -61,6 +62,7 @@ def test_damage_warns_once_misses_and_rebuilds(store_cache: Cache, make_build,
     message = str(caught[0].message)
     assert "[E3001]" in message
     assert str(entry.path.parent) in message
+    assert caught[0].filename == __file__  # points at the caller of lookup
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert store_cache.lookup("k1") is None  # discarded: a plain miss now
@@ -69,8 +71,9 @@ def test_damage_warns_once_misses_and_rebuilds(store_cache: Cache, make_build,
     assert store_cache.lookup("k1") == rebuilt
 
 
-def test_rewrite_in_this_process_is_caught_by_the_stat_stamp(store_cache: Cache,
-                                                             make_build) -> None:
+def test_rewrite_in_this_process_is_caught_by_the_stat_stamp(
+    store_cache: Cache, make_build
+) -> None:
     entry = store_cache.store("k1", make_build(FILES), source_id="s", components={})
     assert store_cache.lookup("k1") is not None  # hashed and remembered
     target = entry.path / "kernel.o"
@@ -86,8 +89,9 @@ def test_store_over_a_corrupt_entry_rebuilds_it(store_cache: Cache, make_build) 
     entry = store_cache.store("k1", make_build(FILES, calls=calls), source_id="s", components={})
     _truncate(entry)
     with pytest.warns(PpyCacheWarning) as caught:
-        rebuilt = store_cache.store("k1", make_build(FILES, calls=calls), source_id="s",
-                                    components={})
+        rebuilt = store_cache.store(
+            "k1", make_build(FILES, calls=calls), source_id="s", components={}
+        )
     assert len(caught) == 1
     assert len(calls) == 2
     assert (rebuilt.path / "kernel.o").read_bytes() == FILES["kernel.o"]

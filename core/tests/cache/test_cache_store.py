@@ -16,8 +16,12 @@ COMPONENTS = {"core": "0.1.0", "source": "s1"}
 
 def test_store_then_lookup_returns_files_and_meta(store_cache: Cache, make_build) -> None:
     files = {"kernel.o": b"\x7fELF" + bytes(100), "sub/module.py": b"x = 1\n"}
-    stored = store_cache.store("ab" * 32, make_build(files, {"symbol": "k0", "n": [1, 2]}),
-                               source_id="/p/m.ppy", components=COMPONENTS)
+    stored = store_cache.store(
+        "ab" * 32,
+        make_build(files, {"symbol": "k0", "n": [1, 2]}),
+        source_id="/p/m.ppy",
+        components=COMPONENTS,
+    )
     found = store_cache.lookup("ab" * 32)
     assert found == stored
     assert found is not None
@@ -37,16 +41,19 @@ def test_lookup_of_missing_key_creates_nothing(tmp_path: Path) -> None:
 
 def test_store_of_present_key_does_not_build_again(store_cache: Cache, make_build) -> None:
     calls: list[Path] = []
-    first = store_cache.store("k1", make_build({"a": b"1"}, calls=calls), source_id="s",
-                              components=COMPONENTS)
-    second = store_cache.store("k1", make_build({"a": b"2"}, calls=calls), source_id="s",
-                               components=COMPONENTS)
+    first = store_cache.store(
+        "k1", make_build({"a": b"1"}, calls=calls), source_id="s", components=COMPONENTS
+    )
+    second = store_cache.store(
+        "k1", make_build({"a": b"2"}, calls=calls), source_id="s", components=COMPONENTS
+    )
     assert len(calls) == 1
     assert second == first
 
 
-def test_failing_build_publishes_nothing_and_releases_the_lock(store_cache: Cache,
-                                                               make_build) -> None:
+def test_failing_build_publishes_nothing_and_releases_the_lock(
+    store_cache: Cache, make_build
+) -> None:
     def boom(tmp: Path) -> dict[str, object]:
         (tmp / "half.o").write_bytes(b"half")
         raise RuntimeError("compiler exploded")
@@ -72,8 +79,9 @@ def test_bad_keys_are_refused(store_cache: Cache, key: str) -> None:
         store_cache.lookup(key)
 
 
-def test_hashes_are_checked_once_per_process(store_cache: Cache, make_build,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hashes_are_checked_once_per_process(
+    store_cache: Cache, make_build, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store_cache.store("k1", make_build({"a": b"1", "b": b"2"}), source_id="s", components={})
     _cache_files.VERIFIED.clear()  # as if in a new process
     hashed: list[Path] = []
@@ -98,8 +106,9 @@ def test_unwritable_lock_place_is_E3002(tmp_path: Path, make_build) -> None:
     assert caught.value.code == "E3002"
 
 
-def test_default_root_follows_the_environment(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_root_follows_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PPY_CACHE_DIR", str(tmp_path / "here"))
     assert default_root() == tmp_path / "here"
     assert Cache().root == tmp_path / "here"
@@ -111,12 +120,19 @@ def test_default_root_follows_the_environment(tmp_path: Path,
     assert default_root() == tmp_path / "home" / ".cache" / "ppy"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("", DEFAULT_MAX_BYTES), ("12345", 12345), ("500M", 500 * 2**20), ("2GiB", 2 * 2**30),
-    ("1 k", 1024),
-])
-def test_max_bytes_from_the_environment(monkeypatch: pytest.MonkeyPatch, text: str,
-                                        expected: int) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", DEFAULT_MAX_BYTES),
+        ("12345", 12345),
+        ("500M", 500 * 2**20),
+        ("2GiB", 2 * 2**30),
+        ("1 k", 1024),
+    ],
+)
+def test_max_bytes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, text: str, expected: int
+) -> None:
     monkeypatch.setenv("PPY_CACHE_MAX_BYTES", text)
     assert default_max_bytes() == expected
 
@@ -140,3 +156,21 @@ def test_info_and_clear(store_cache: Cache, make_build) -> None:
     assert store_cache.lookup("k1") is None
     assert store_cache.explain_miss("k1", "k1", {}) == "no entry for this file yet"
     assert store_cache.clear() == 0
+
+
+def test_unwritable_cache_is_a_cache_error_not_an_oserror(tmp_path: Path, make_build) -> None:
+    cache = Cache(tmp_path / "c")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "tmp").write_text("not a directory")
+    with pytest.raises(CacheError, match="cannot be written") as caught:
+        cache.store("k1", make_build({"a": b"1"}), source_id="s", components={})
+    assert caught.value.code == "E3001"
+    assert list((tmp_path / "c" / "locks").iterdir()) == []
+
+
+def test_build_errors_propagate_unchanged_even_oserror(store_cache: Cache) -> None:
+    def build(tmp: Path) -> dict[str, object]:
+        raise FileNotFoundError("the user's compiler is missing")
+
+    with pytest.raises(FileNotFoundError, match="compiler is missing"):
+        store_cache.store("k1", build, source_id="s", components={})

@@ -53,26 +53,67 @@ SETTINGS = settings(max_examples=60, deadline=None)
 # -- strategies ----------------------------------------------------------------
 scalars = st.sampled_from(SCALAR_KINDS).map(ScalarType)
 dims = st.one_of(st.none(), st.integers(0, 2**40), st.text(max_size=6))
-tensors = st.builds(TensorType, scalars, st.none() | st.tuples() | st.lists(dims, max_size=4)
-                    .map(tuple), st.sampled_from(["", "numpy", "torch"]) | st.text(max_size=5))
-leaf_types = st.one_of(scalars, tensors, st.builds(ColumnType, scalars, st.booleans()),
-                       st.just(NONE), st.just(UNKNOWN), st.builds(OpaqueType, st.text(max_size=8)))
-types = st.recursive(leaf_types, lambda inner: st.lists(inner, max_size=3).map(
-    lambda ts: TupleType(tuple(ts))), max_leaves=6)
+tensors = st.builds(
+    TensorType,
+    scalars,
+    st.none() | st.tuples() | st.lists(dims, max_size=4).map(tuple),
+    st.sampled_from(["", "numpy", "torch"]) | st.text(max_size=5),
+)
+leaf_types = st.one_of(
+    scalars,
+    tensors,
+    st.builds(ColumnType, scalars, st.booleans()),
+    st.just(NONE),
+    st.just(UNKNOWN),
+    st.builds(OpaqueType, st.text(max_size=8)),
+)
+types = st.recursive(
+    leaf_types,
+    lambda inner: st.lists(inner, max_size=3).map(lambda ts: TupleType(tuple(ts))),
+    max_leaves=6,
+)
 
-special_floats = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan,
-                                  5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
-                                  1e16, 1e-7, 0.1, 1 / 3])
+special_floats = st.sampled_from(
+    [
+        0.0,
+        -0.0,
+        math.inf,
+        -math.inf,
+        math.nan,
+        -math.nan,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        1.7976931348623157e308,
+        1e16,
+        1e-7,
+        0.1,
+        1 / 3,
+    ]
+)
 nan_payloads = st.integers(1, 2**52 - 1).map(
-    lambda m: struct.unpack("<d", struct.pack("<Q", 0x7FF0000000000000 | m))[0])
+    lambda m: struct.unpack("<d", struct.pack("<Q", 0x7FF0000000000000 | m))[0]
+)
 floats = st.one_of(st.floats(), special_floats, nan_payloads)
-leaf_attributes = st.one_of(st.none(), st.booleans(), st.integers() | st.integers(-2**70, 2**70),
-                            floats, st.text(), st.sampled_from(['"', "\\", '\\"', "//", "é\u2028"]),
-                            types)
-attributes = st.recursive(leaf_attributes, lambda inner: st.one_of(
-    st.lists(inner, max_size=4).map(tuple),
-    st.dictionaries(st.text(max_size=5) | st.sampled_from(["a", "op", "true", "_x1"]), inner,
-                    max_size=4)), max_leaves=12)
+leaf_attributes = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers() | st.integers(-(2**70), 2**70),
+    floats,
+    st.text(),
+    st.sampled_from(['"', "\\", '\\"', "//", "é\u2028"]),
+    types,
+)
+attributes = st.recursive(
+    leaf_attributes,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(
+            st.text(max_size=5) | st.sampled_from(["a", "op", "true", "_x1"]), inner, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 def canonical(value: Any) -> Any:
@@ -148,13 +189,17 @@ def _element(t: Type) -> str:
 
 
 def _draw_op(draw: st.DrawFn, pool: list[Value]) -> Operation | None:
-    kind = draw(st.sampled_from(["binary", "neg", "abs", "unary", "compare", "select",
-                                 "reduce", "constant", "cast"]))
+    kind = draw(
+        st.sampled_from(
+            ["binary", "neg", "abs", "unary", "compare", "select", "reduce", "constant", "cast"]
+        )
+    )
     a, b = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
     like = a.type if isinstance(a.type, TensorType) else b.type
     if kind == "binary":
         return BINARY_OPS[draw(st.sampled_from(sorted(BINARY_OPS)))](
-            [a, b], [_shaped(like, _element(a.type))])
+            [a, b], [_shaped(like, _element(a.type))]
+        )
     if kind in ("neg", "abs", "cast"):
         out = _element(a.type) if kind != "cast" else draw(st.sampled_from(ELEMENTS))
         return {"neg": NegOp, "abs": AbsOp, "cast": CastOp}[kind]([a], [_shaped(a.type, out)])
@@ -173,10 +218,11 @@ def _draw_op(draw: st.DrawFn, pool: list[Value]) -> Operation | None:
     if kind == "reduce":
         if not isinstance(a.type, TensorType):
             return None
-        return ReduceOp([a], [ScalarType(_element(a.type))],
-                        {"op": draw(st.sampled_from(REDUCTIONS))})
+        return ReduceOp(
+            [a], [ScalarType(_element(a.type))], {"op": draw(st.sampled_from(REDUCTIONS))}
+        )
     element = draw(st.sampled_from(ELEMENTS))
-    value = draw(floats if element != "i64" else st.integers(-2**63, 2**63 - 1))
+    value = draw(floats if element != "i64" else st.integers(-(2**63), 2**63 - 1))
     return ConstantOp([], [ScalarType(element)], {"value": value})
 
 
@@ -185,7 +231,8 @@ def tensor_functions(draw: st.DrawFn) -> ModuleOp:
     rank = draw(st.integers(0, 2))
     shape = tuple(draw(st.lists(st.sampled_from([None, 3, "n"]), min_size=rank, max_size=rank)))
     one_type = st.sampled_from((*ELEMENTS, "i1")).flatmap(
-        lambda e: st.sampled_from([ScalarType(e), TensorType(ScalarType(e), shape)]))
+        lambda e: st.sampled_from([ScalarType(e), TensorType(ScalarType(e), shape)])
+    )
     arg_types = draw(st.lists(one_type, min_size=1, max_size=4))
     func_args = [draw(NAMES) for _ in arg_types]
     in_kernel = draw(st.booleans())
@@ -199,7 +246,7 @@ def tensor_functions(draw: st.DrawFn) -> ModuleOp:
             for r in op.results:
                 r.name_hint = draw(NAMES)
             pool.append(body.append(op).result)
-    out = draw(st.sampled_from(pool[len(arg_types):] or pool))
+    out = draw(st.sampled_from(pool[len(arg_types) :] or pool))
     if block is not None:
         block.append(YieldOp([out]))
         kernel = func.entry.append(KernelOp(func.args, [out.type], regions=[Region([block])]))

@@ -38,10 +38,11 @@ MAT = TensorType(F64, (None, None))
 MASK = TensorType(I1, (None,))
 
 
-def module_with(build: Callable[[FuncOp], Value], args: Sequence[Type] = (VEC, VEC, F64)
-                ) -> ModuleOp:
+def module_with(
+    build: Callable[[FuncOp], Value], args: Sequence[Type] = (VEC, VEC, F64)
+) -> ModuleOp:
     """A module holding `f(args...)` whose body `build` fills; it returns what build returns."""
-    func = FuncOp.build("f", list(args), [], ["a", "b", "x"][:len(args)])
+    func = FuncOp.build("f", list(args), [], ["a", "b", "x"][: len(args)])
     out = build(func)
     func.entry.append(ReturnOp([out]))
     func.attributes["result_types"] = (out.type,)
@@ -77,13 +78,17 @@ def test_wrong_result_count() -> None:
 
 
 def test_wrong_operand_type() -> None:
-    rejects(module_with(lambda f: emit(f, NegOp([f.args[0]], [VEC])), [ColumnType(F64)]),
-            "operand 'source' must be TensorType or ScalarType, not column<f64>")
+    rejects(
+        module_with(lambda f: emit(f, NegOp([f.args[0]], [VEC])), [ColumnType(F64)]),
+        "operand 'source' must be TensorType or ScalarType, not column<f64>",
+    )
 
 
 def test_reduce_of_a_scalar() -> None:
-    rejects(module_with(lambda f: emit(f, ReduceOp([f.args[2]], [F64], {"op": "add"}))),
-            "operand 'source' must be TensorType")
+    rejects(
+        module_with(lambda f: emit(f, ReduceOp([f.args[2]], [F64], {"op": "add"}))),
+        "operand 'source' must be TensorType",
+    )
 
 
 def test_missing_attribute() -> None:
@@ -91,8 +96,10 @@ def test_missing_attribute() -> None:
 
 
 def test_attribute_of_the_wrong_kind() -> None:
-    rejects(module_with(lambda f: emit(f, UnaryOp([f.args[0]], [VEC], {"op": 3}))),
-            "attribute 'op' must be str, not 3")
+    rejects(
+        module_with(lambda f: emit(f, UnaryOp([f.args[0]], [VEC], {"op": 3}))),
+        "attribute 'op' must be str, not 3",
+    )
 
 
 def test_bool_is_not_an_int_attribute() -> None:
@@ -104,18 +111,23 @@ def test_bool_is_not_an_int_attribute() -> None:
         Shift(attributes={"amount": True}).verify()
 
 
-@pytest.mark.parametrize(("op", "attrs", "fragment"), [
-    (UnaryOp, {"op": "sine"}, "attribute 'op' = 'sine' is not one of"),
-    (ReduceOp, {"op": "prod"}, "attribute 'op' = 'prod' is not one of"),
-])
+@pytest.mark.parametrize(
+    ("op", "attrs", "fragment"),
+    [
+        (UnaryOp, {"op": "sine"}, "attribute 'op' = 'sine' is not one of"),
+        (ReduceOp, {"op": "prod"}, "attribute 'op' = 'prod' is not one of"),
+    ],
+)
 def test_one_of_violation(op: type[Operation], attrs: dict, fragment: str) -> None:
     out = F64 if op is ReduceOp else VEC
     rejects(module_with(lambda f: emit(f, op([f.args[0]], [out], attrs))), fragment)
 
 
 def test_compare_predicate_one_of() -> None:
-    rejects(module_with(lambda f: emit(f, CompareOp([f.args[0], f.args[1]], [MASK],
-                                                    {"pred": "gtt"}))), "'gtt' is not one of")
+    rejects(
+        module_with(lambda f: emit(f, CompareOp([f.args[0], f.args[1]], [MASK], {"pred": "gtt"}))),
+        "'gtt' is not one of",
+    )
 
 
 def test_terminator_not_last() -> None:
@@ -173,8 +185,12 @@ def test_value_from_inside_a_region_used_outside() -> None:
     rejects(module_with(build), "before it is defined, or from outside")
 
 
-def kernel(f: FuncOp, arg_types: list, yielded: Callable[[Block], Value] | None = None,
-           out: TensorType = VEC) -> Value:
+def kernel(
+    f: FuncOp,
+    arg_types: list,
+    yielded: Callable[[Block], Value] | None = None,
+    out: TensorType = VEC,
+) -> Value:
     body = Block(arg_types)
     value = yielded(body) if yielded else body.args[0]
     body.append(YieldOp([value]))
@@ -182,15 +198,20 @@ def kernel(f: FuncOp, arg_types: list, yielded: Callable[[Block], Value] | None 
 
 
 def test_kernel_region_argument_mismatch() -> None:
-    rejects(module_with(lambda f: kernel(f, [F64])),
-            "region arguments must match the kernel's inputs")
-    rejects(module_with(lambda f: kernel(f, [VEC, VEC])),
-            "region arguments must match the kernel's inputs")
+    rejects(
+        module_with(lambda f: kernel(f, [F64])), "region arguments must match the kernel's inputs"
+    )
+    rejects(
+        module_with(lambda f: kernel(f, [VEC, VEC])),
+        "region arguments must match the kernel's inputs",
+    )
 
 
 def test_kernel_yield_type_mismatch() -> None:
-    rejects(module_with(lambda f: kernel(f, [VEC], out=MAT)),
-            "the body must yield one value of the kernel's result type")
+    rejects(
+        module_with(lambda f: kernel(f, [VEC], out=MAT)),
+        "the body must yield one value of the kernel's result type",
+    )
 
 
 def test_kernel_body_without_yield() -> None:
@@ -203,48 +224,72 @@ def test_kernel_body_without_yield() -> None:
 
 
 def test_kernel_body_is_verified() -> None:
-    rejects(module_with(lambda f: kernel(f, [VEC], lambda b: b.append(
-        UnaryOp([b.args[0]], [VEC], {"op": "nope"})).result)), "'nope' is not one of")
+    rejects(
+        module_with(
+            lambda f: kernel(
+                f, [VEC], lambda b: b.append(UnaryOp([b.args[0]], [VEC], {"op": "nope"})).result
+            )
+        ),
+        "'nope' is not one of",
+    )
 
 
 def test_region_without_block() -> None:
-    rejects(module_with(lambda f: emit(f, KernelOp([f.args[0]], [VEC], regions=[Region()]))),
-            "tensor.kernel: a region has no block")
+    rejects(
+        module_with(lambda f: emit(f, KernelOp([f.args[0]], [VEC], regions=[Region()]))),
+        "tensor.kernel: a region has no block",
+    )
 
 
 def test_wrong_region_count() -> None:
-    rejects(module_with(lambda f: emit(f, KernelOp([f.args[0]], [VEC]))),
-            "expects 1 regions, has 0")
+    rejects(
+        module_with(lambda f: emit(f, KernelOp([f.args[0]], [VEC]))), "expects 1 regions, has 0"
+    )
 
 
 def test_rank_disagreement() -> None:
-    rejects(module_with(lambda f: emit(f, AddOp([f.args[0], f.args[1]], [VEC])), [VEC, MAT, F64]),
-            "operands disagree in rank: [1, 2]")
-    rejects(module_with(lambda f: emit(f, AddOp([f.args[0], f.args[1]], [MAT]))),
-            "operands disagree in rank: [1, 2]")
+    rejects(
+        module_with(lambda f: emit(f, AddOp([f.args[0], f.args[1]], [VEC])), [VEC, MAT, F64]),
+        "operands disagree in rank: [1, 2]",
+    )
+    rejects(
+        module_with(lambda f: emit(f, AddOp([f.args[0], f.args[1]], [MAT]))),
+        "operands disagree in rank: [1, 2]",
+    )
 
 
 def test_tensor_operand_needs_tensor_result() -> None:
-    rejects(module_with(lambda f: emit(f, AddOp([f.args[0], f.args[2]], [F64]))),
-            "result must be a tensor when an operand is, not f64")
-    rejects(module_with(lambda f: emit(f, NegOp([f.args[2]], [VEC]))),
-            "result must be a scalar when every operand is")
+    rejects(
+        module_with(lambda f: emit(f, AddOp([f.args[0], f.args[2]], [F64]))),
+        "result must be a tensor when an operand is, not f64",
+    )
+    rejects(
+        module_with(lambda f: emit(f, NegOp([f.args[2]], [VEC]))),
+        "result must be a scalar when every operand is",
+    )
 
 
 def test_compare_must_yield_i1() -> None:
-    rejects(module_with(lambda f: emit(f, CompareOp([f.args[0], f.args[1]], [VEC],
-                                                    {"pred": "lt"}))),
-            "a comparison yields i1 elements, not f64")
+    rejects(
+        module_with(lambda f: emit(f, CompareOp([f.args[0], f.args[1]], [VEC], {"pred": "lt"}))),
+        "a comparison yields i1 elements, not f64",
+    )
 
 
 def test_select_condition_must_be_i1() -> None:
-    rejects(module_with(lambda f: emit(f, SelectOp([f.args[0], f.args[0], f.args[1]], [VEC]))),
-            "the condition must have i1 elements, not f64")
+    rejects(
+        module_with(lambda f: emit(f, SelectOp([f.args[0], f.args[0], f.args[1]], [VEC]))),
+        "the condition must have i1 elements, not f64",
+    )
     verify(module_with(lambda f: emit(f, SelectOp(list(f.args), [VEC])), [MASK, VEC, VEC]))
 
 
 def test_float_constant_with_integer_type() -> None:
-    rejects(module_with(lambda f: emit(f, ConstantOp([], [I64], {"value": 1.5}))),
-            "a float constant cannot have type i64")
-    rejects(module_with(lambda f: emit(f, ConstantOp([], [F64], {"value": "1"}))),
-            "attribute 'value' must be int or float or bool")
+    rejects(
+        module_with(lambda f: emit(f, ConstantOp([], [I64], {"value": 1.5}))),
+        "a float constant cannot have type i64",
+    )
+    rejects(
+        module_with(lambda f: emit(f, ConstantOp([], [F64], {"value": "1"}))),
+        "attribute 'value' must be int or float or bool",
+    )

@@ -29,7 +29,7 @@ def test_whole_expression_becomes_one_kernel_with_constants_copied_in() -> None:
           %1 = tensor.unary %b {op = "sin"} : (tensor<?xf64>) -> tensor<?xf64>
           %2 = tensor.add %0, %1 : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
           %m = tensor.compare %2, %x {pred = "gt"} : (tensor<?xf64>, f64) -> tensor<?xi1>
-          %r = tensor.select %m, %2, %a : (tensor<?xi1>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+          %r = tensor.select %m, %2, %x : (tensor<?xi1>, tensor<?xf64>, f64) -> tensor<?xf64>
           func.return %r : (tensor<?xf64>) -> ()
         }
         """) == dedent("""\
@@ -42,7 +42,7 @@ def test_whole_expression_becomes_one_kernel_with_constants_copied_in() -> None:
               %4 = tensor.unary %1 {op = "sin"} : (tensor<?xf64>) -> tensor<?xf64>
               %5 = tensor.add %3, %4 : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
               %m = tensor.compare %5, %2 {pred = "gt"} : (tensor<?xf64>, f64) -> tensor<?xi1>
-              %6 = tensor.select %m, %5, %0 : (tensor<?xi1>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+              %6 = tensor.select %m, %5, %2 : (tensor<?xi1>, tensor<?xf64>, f64) -> tensor<?xf64>
               tensor.yield %6 : (tensor<?xf64>) -> ()
             }
           ) : (tensor<?xf64>, tensor<?xf64>, f64) -> tensor<?xf64>
@@ -53,15 +53,15 @@ def test_whole_expression_becomes_one_kernel_with_constants_copied_in() -> None:
 
 def test_results_of_other_ops_are_inputs_and_reduce_is_fused() -> None:
     assert fuse("""\
-        func.func @f(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> (f64) {
-          %p = linalg.matmul %a, %b {target = "numpy.matmul"} : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+        func.func @f(%a: tensor<?x?xf64>) -> (f64) {
+          %p = linalg.inv %a {target = "numpy.linalg.inv"} : (tensor<?x?xf64>) -> tensor<?x?xf64>
           %0 = tensor.abs %p : (tensor<?x?xf64>) -> tensor<?x?xf64>
           %1 = tensor.reduce %0 {op = "max"} : (tensor<?x?xf64>) -> f64
           func.return %1 : (f64) -> ()
         }
         """) == dedent("""\
-        func.func @f(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> (f64) {
-          %p = linalg.matmul %a, %b {target = "numpy.matmul"} : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+        func.func @f(%a: tensor<?x?xf64>) -> (f64) {
+          %p = linalg.inv %a {target = "numpy.linalg.inv"} : (tensor<?x?xf64>) -> tensor<?x?xf64>
           %0 = tensor.kernel %p (
             {
             ^bb0(%1: tensor<?x?xf64>):

@@ -94,7 +94,7 @@ def test_plugin_pass_that_corrupts_the_ir_is_named_with_e1902() -> None:
     err = info.value
     assert err.code == "E1902"
     message = err.diagnostic.message
-    assert "pass 'corrupt'" in message and "plugin 'fakeplugin'" in message
+    assert "pass 'corrupt' of plugin 'fakeplugin'" in message
     assert "left the IR invalid" in message
     assert "tensor.unary: missing attribute 'op'" in message
     assert "fakeplugin" in err.diagnostic.hint
@@ -110,13 +110,22 @@ def test_core_pass_that_corrupts_the_ir_is_an_internal_error() -> None:
     assert "missing attribute 'op'" in message
 
 
-@pytest.mark.parametrize(("p", "error", "fragment"), [
-    (RaisingPass(), PluginError,
-     "pass 'explode' of plugin 'fakeplugin' raised KeyError: 'no such thing'"),
-    (CoreRaisingPass(), InternalError, "core pass 'core-explode' raised KeyError"),
-    (InvalidIRRaisingPass(), PluginError,
-     "pass 'misread' of plugin 'fakeplugin' raised InvalidIRError"),
-])
+@pytest.mark.parametrize(
+    ("p", "error", "fragment"),
+    [
+        (
+            RaisingPass(),
+            PluginError,
+            "pass 'explode' of plugin 'fakeplugin' raised KeyError: 'no such thing'",
+        ),
+        (CoreRaisingPass(), InternalError, "core pass 'core-explode' raised KeyError"),
+        (
+            InvalidIRRaisingPass(),
+            PluginError,
+            "pass 'misread' of plugin 'fakeplugin' raised InvalidIRError",
+        ),
+    ],
+)
 def test_pass_that_raises_is_blamed(p: object, error: type[Exception], fragment: str) -> None:
     with pytest.raises(error) as info:
         PassManager([p]).run(module())  # type: ignore[list-item]

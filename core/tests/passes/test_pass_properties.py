@@ -17,7 +17,6 @@ from ppy_core.ir import (
     I1,
     Operation,
     PassManager,
-    ScalarType,
     TensorType,
     Value,
     core_registry,
@@ -50,12 +49,29 @@ def _min(a: float, b: float) -> float:
 
 
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "maximum": _max, "minimum": _min}
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "maximum": _max,
+    "minimum": _min,
+}
+
+
+def _total(fn: Callable[[float], float]) -> Callable[[float], float]:
+    return lambda x: math.nan if math.isinf(x) else fn(x)  # math.sin(inf) raises
+
+
 UNARY: dict[str, Callable[[float], float]] = {
-    "sin": math.sin, "cos": math.cos, "tanh": math.tanh, "square": lambda x: x * x}
+    "sin": _total(math.sin),
+    "cos": _total(math.cos),
+    "tanh": math.tanh,
+    "square": lambda x: x * x,
+}
 PRED: dict[str, Callable[[float, float], bool]] = {
-    "lt": lambda a, b: a < b, "ge": lambda a, b: a >= b, "ne": lambda a, b: a != b}
+    "lt": lambda a, b: a < b,
+    "ge": lambda a, b: a >= b,
+    "ne": lambda a, b: a != b,
+}
 
 
 def lift(fn: Callable[..., Any], *args: Any) -> Any:
@@ -113,8 +129,11 @@ def draw_op(draw: st.DrawFn, pool: list[Value]) -> Operation:
     nums = [v for v in pool if v.type in (F64, VEC)]
     a, b = draw(st.sampled_from(nums)), draw(st.sampled_from(nums))
     shaped = VEC if VEC in (a.type, b.type) else F64
-    kind = draw(st.sampled_from(["binary", "neg", "unary", "compare", "select", "reduce",
-                                 "constant", "call"]))
+    kind = draw(
+        st.sampled_from(
+            ["binary", "neg", "unary", "compare", "select", "reduce", "constant", "call"]
+        )
+    )
     if kind == "binary":
         return BINARY_OPS[draw(st.sampled_from(sorted(BINARY)))]([a, b], [shaped])
     if kind == "neg":
@@ -122,12 +141,13 @@ def draw_op(draw: st.DrawFn, pool: list[Value]) -> Operation:
     if kind == "unary":
         return UnaryOp([a], [a.type], {"op": draw(st.sampled_from(sorted(UNARY)))})
     if kind == "compare":
-        return CompareOp([a, b], [MASK if shaped == VEC else I1],
-                         {"pred": draw(st.sampled_from(sorted(PRED)))})
+        return CompareOp(
+            [a, b], [MASK if shaped == VEC else I1], {"pred": draw(st.sampled_from(sorted(PRED)))}
+        )
     if kind == "select":
         cond = draw(st.sampled_from([v for v in pool if v.type in (I1, MASK)] or [None]))
         if cond is not None:
-            out = VEC if VEC in (cond.type, a.type, b.type) else F64
+            out = VEC if any(isinstance(v.type, TensorType) for v in (cond, a, b)) else F64
             return SelectOp([cond, a, b], [out])
     if kind == "reduce" and a.type == VEC:
         return ReduceOp([a], [F64], {"op": draw(st.sampled_from(["add", "max", "min"]))})

@@ -1,8 +1,9 @@
 """The `numpy` plugin: what the compiler knows of NumPy.
 
 This module imports no NumPy: `fingerprint()` and `detected()` import it, once,
-when first asked. The typing tables and the convergence onto the tensor dialect
-come with the NumPy issue; today the plugin carries its claim and its fingerprint.
+when first asked. The hooks read the tables of `ppy_numpy.tables`: arrays are
+typed with dtype and shape refinements, and elementwise arithmetic, comparisons,
+`where` and whole-array reductions converge onto the tensor dialect.
 """
 
 from __future__ import annotations
@@ -13,7 +14,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ppy_core.plugins import Plugin
+from ppy_core.plugins import (
+    NOT_CONSTANT,
+    AttributeContext,
+    CallAnswer,
+    CallContext,
+    Converge,
+    OperatorContext,
+    Plugin,
+    SubscriptContext,
+)
+from ppy_core.ir.types import F64, I1, I64, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.specs import DialectOperationSpec
+from ppy_numpy import tables as T
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +113,144 @@ class NumpyPlugin(Plugin):
             f"(build targets: {' '.join(build.dispatchable) or 'none'})",
             "blas": build.blas_detail,
         }
+
+    # -- typing -----------------------------------------------------------------------
+    def external_types(self) -> Mapping[str, Type]:
+        return {"numpy.ndarray": T.ARRAY, "numpy.float64": F64}
+
+    def subscript(self, ctx: SubscriptContext) -> Type | None:
+        if ctx.in_annotation and ctx.qualname in ("numpy.typing.NDArray", "numpy.ndarray"):
+            names = [n for n in ctx.index_names if isinstance(n, str)]
+            element = next((T.DTYPES[n] for n in names if n in T.DTYPES), None)
+            if element is None and ctx.qualname == "numpy.ndarray" and ctx.index:
+                element = _dtype_of_generic(ctx.index_names)
+            return TensorType(element or F64, None, T.LIBRARY) if element else T.ARRAY
+        return None
+
+    def attribute_type(self, ctx: AttributeContext) -> Type | None:
+        if ctx.owner and f"{ctx.owner}.{ctx.name}" in T.FLOAT_CONSTANTS:
+            return F64
+        return None
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        t = ctx.owner_type
+        if not _is_array(t):
+            return None
+        if ctx.name in ("size", "ndim", "itemsize", "nbytes"):
+            return I64
+        if ctx.name == "T":
+            return t
+        return None
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        if ctx.callee in T.CREATION:
+            dtype = ctx.kw_constants.get("dtype", NOT_CONSTANT)
+            return CallAnswer(T.ARRAY if dtype is NOT_CONSTANT else UNKNOWN)
+        if ctx.callee in T.LINALG:
+            op = T.LINALG[ctx.callee]
+            return CallAnswer(UNKNOWN, lowering=DialectOperationSpec(
+                f"linalg.{op}", {"target": ctx.callee}))
+        if ctx.callee == "numpy.ndarray.item" and _is_array(ctx.receiver):
+            element = ctx.receiver.element  # type: ignore[union-attr]
+            return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
+        converge = self.tensor_operation(ctx)
+        return CallAnswer(converge.result) if converge else None
+
+    def call_alias(self, ctx: CallContext) -> str | None:
+        prefix = "numpy.ndarray."
+        if ctx.callee.startswith(prefix) and ctx.callee[len(prefix):] in T.METHOD_REDUCTIONS:
+            return f"numpy.{ctx.callee[len(prefix):]}"
+        return None
+
+    # -- convergence ---------------------------------------------------------------
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        operands = ctx.operands
+        if not any(_is_array(t) for t in operands) or not all(map(_fusible, operands)):
+            return None
+        result = _elementwise_result(operands)
+        if result is None:
+            return None
+        if ctx.op == "USub":
+            return Converge("tensor.neg", result)
+        if ctx.op in T.BINARY_OPERATORS:
+            return Converge(f"tensor.{T.BINARY_OPERATORS[ctx.op]}", result)
+        if ctx.op in T.COMPARE_OPERATORS:
+            return Converge("tensor.compare", _with_element(result, I1),
+                            {"pred": T.COMPARE_OPERATORS[ctx.op]})
+        if ctx.op == "Pow":
+            return _power(ctx, result)
+        return None
+
+    def tensor_operation(self, ctx: CallContext) -> Converge | None:
+        callee, args = ctx.callee, ctx.args
+        if ctx.kwargs or not all(map(_fusible, args)):
+            return None  # out=, where=, dtype=, axis=...: NumPy's own business
+        if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
+            if _is_array(args[0]) or args[0] is UNKNOWN:
+                return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
+            return None
+        result = _elementwise_result(args) if args else None
+        if result is None:
+            return None
+        if callee in T.BINARY_FUNCTIONS and len(args) == 2:
+            return Converge(f"tensor.{T.BINARY_FUNCTIONS[callee]}", result)
+        if callee in T.COMPARE_FUNCTIONS and len(args) == 2:
+            return Converge("tensor.compare", _with_element(result, I1),
+                            {"pred": T.COMPARE_FUNCTIONS[callee]})
+        if callee in T.UNARY_FUNCTIONS and len(args) == 1:
+            return Converge("tensor.unary", result, {"op": T.UNARY_FUNCTIONS[callee]})
+        if callee in T.SIGN_FUNCTIONS and len(args) == 1:
+            return Converge(T.SIGN_FUNCTIONS[callee], result)
+        if callee == "numpy.where" and len(args) == 3:
+            branches = _elementwise_result(args[1:])
+            return Converge("tensor.select", branches) if branches else None
+        return None
+
+
+def _is_array(t: Type | None) -> bool:
+    return isinstance(t, TensorType) and t.library == T.LIBRARY
+
+
+def _fusible(t: Type) -> bool:
+    """An operand the fast path may take: a NumPy array, a Python number, or unknown
+    (the run-time guard decides)."""
+    if t is UNKNOWN or _is_array(t):
+        return True
+    return isinstance(t, ScalarType) and t.kind in ("f64", "i64")
+
+
+def _elementwise_result(operands: tuple[Type, ...]) -> TensorType | None:
+    """float64 arrays in, a float64 array out (of their shape when they agree)."""
+    arrays = [t for t in operands if isinstance(t, TensorType)]
+    if any(a.element.kind not in ("f64", "i1") for a in arrays):
+        return None  # other dtypes promote differently: NumPy runs them
+    shapes = {a.shape for a in arrays if a.shape is not None}
+    shape = shapes.pop() if len(shapes) == 1 else None
+    return TensorType(F64, shape, T.LIBRARY)
+
+
+def _with_element(t: TensorType, element: ScalarType) -> TensorType:
+    return TensorType(element, t.shape, t.library)
+
+
+def _power(ctx: OperatorContext, result: TensorType) -> Converge | None:
+    exponent = ctx.constants[1] if len(ctx.constants) > 1 else NOT_CONSTANT
+    if _is_array(ctx.operands[0]) and not _is_array(ctx.operands[1]):
+        if exponent is NOT_CONSTANT or isinstance(exponent, bool):
+            return None  # NumPy picks square/sqrt/... by the exponent's value at run time
+        if exponent in T.POWER_FAST_PATHS:
+            return Converge("tensor.unary", result, {"op": T.POWER_FAST_PATHS[exponent]},
+                            operands=(0,))
+        if exponent in T.POWER_NO_FUSE:
+            return None
+    return Converge("tensor.pow", result)
+
+
+def _dtype_of_generic(names: tuple[Any, ...]) -> ScalarType | None:
+    for name in names:
+        if isinstance(name, str) and name in T.DTYPES:
+            return T.DTYPES[name]
+    return None
 
 
 __all__ = ["NumpyPlugin", "NumpyBuild", "probe"]

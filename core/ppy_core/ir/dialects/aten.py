@@ -1,7 +1,8 @@
 """The aten dialect: calls into PyTorch's ATen through its dispatcher, and the
 stablehlo dialect: an exported JAX computation kept as a serialized blob.
 
-%y = aten.call %x, %w {target = "matmul", args = [...]} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+%y = aten.call %x, %w {target = "matmul", args = [...]}
+    : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
 %r = stablehlo.exported %x {symbol = "main", blob = "..."} : (tensor<?xf32>) -> tensor<?xf32>
 """
 

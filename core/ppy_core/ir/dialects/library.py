@@ -2,7 +2,8 @@
 sparse. Each op keeps the call's library target, so a backend without a lowering
 can still call it directly.
 
-%r = linalg.matmul %a, %b {target = "numpy.matmul"} : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+%r = linalg.matmul %a, %b {target = "numpy.matmul"}
+    : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
 """
 
 from __future__ import annotations

@@ -1,0 +1,80 @@
+# PPy: the README's two commands.
+#   make demo   set up .venv (if needed) and run the headline example
+#   make test   set up .venv (if needed), run every distribution's tests, then core alone
+# Other targets: bench, lint, dist (sdist + wheel of every distribution), clean.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := demo
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORE_VENV ?= build/venv-core
+PYTEST_ARGS ?=
+
+# Every distribution is a folder with a pyproject.toml: core, packages/*, backends/*.
+# A folder without one (a distribution still being written) is skipped.
+DISTS := core $(patsubst %/pyproject.toml,%,$(sort $(wildcard packages/*/pyproject.toml backends/*/pyproject.toml)))
+# What decides the installed set: re-install only when one of these changed.
+INSTALL_INPUTS := $(addsuffix /pyproject.toml,$(DISTS)) $(wildcard $(addsuffix /setup.py,$(DISTS)))
+TEST_DIRS := $(wildcard $(addsuffix /tests,$(DISTS)))
+STAMP := $(VENV)/.ppy-installed
+CORE_STAMP := $(CORE_VENV)/.ppy-installed
+
+.PHONY: demo test test-dists test-core bench lint dist clean setup
+
+# -- setup -------------------------------------------------------------------------------
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# One pip call installs every distribution, editable, with its test extra.
+$(STAMP): $(INSTALL_INPUTS) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet $(foreach d,$(DISTS),-e '$(d)[test]')
+	@touch $@
+
+# A venv with core alone (no library, no plugin): core must install and pass there.
+$(CORE_STAMP): core/pyproject.toml
+	rm -rf $(CORE_VENV)
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet -e 'core[test]'
+	@touch $@
+
+setup: $(STAMP)
+
+# -- the two commands --------------------------------------------------------------------
+
+# The headline example. Add the examples here as they land, one line each, e.g.
+#	$(BIN)/python examples/01_numpy_fusion/main.py
+demo: $(STAMP)
+	$(BIN)/ppy doctor
+
+test: test-dists test-core
+
+test-dists: $(STAMP)
+	$(BIN)/python -m pytest $(TEST_DIRS) $(PYTEST_ARGS)
+
+# Core alone; the slow packaging test (wheels into a fresh venv) already ran above.
+test-core: $(CORE_STAMP)
+	$(CORE_VENV)/bin/python -m pytest core/tests -m 'not slow' -p no:cacheprovider $(PYTEST_ARGS)
+
+# -- the rest ----------------------------------------------------------------------------
+
+bench: $(STAMP)
+	@if [ -f benchmarks/numpy_fusion.py ]; then $(BIN)/python benchmarks/numpy_fusion.py; \
+	else echo "no benchmarks yet (benchmarks/numpy_fusion.py)"; fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(DISTS) conftest.py
+	$(BIN)/ruff format --check $(DISTS) conftest.py
+
+dist: $(STAMP)
+	@for d in $(DISTS); do \
+	  echo "== $$d"; $(BIN)/python -m build --sdist --wheel --outdir build/dist "$$d" >/dev/null; \
+	done
+	@ls build/dist
+
+clean:
+	rm -rf build $(STAMP) .pytest_cache
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,53 @@
+"""What NumPy's names mean to the compiler, as tables. No NumPy import here."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ppy_core.ir.types import F32, F64, I1, I64, ScalarType, TensorType
+
+LIBRARY: Final = "numpy"
+ARRAY: Final = TensorType(F64, None, LIBRARY)
+
+DTYPES: Final[dict[str, ScalarType]] = {
+    "numpy.float64": F64, "numpy.double": F64, "builtins.float": F64,
+    "numpy.float32": F32, "numpy.single": F32, "numpy.int64": I64, "numpy.bool_": I1,
+    "numpy.bool": I1,
+}
+
+BINARY_OPERATORS: Final = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div"}
+COMPARE_OPERATORS: Final = {"Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge", "Eq": "eq",
+                            "NotEq": "ne"}
+
+# `array ** constant`: NumPy's fast_scalar_power calls these ufuncs instead of power.
+POWER_FAST_PATHS: Final = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
+POWER_NO_FUSE: Final = (0, 1)  # _ones_like and positive: not tensor ops here
+
+BINARY_FUNCTIONS: Final = {
+    "numpy.add": "add", "numpy.subtract": "sub", "numpy.multiply": "mul",
+    "numpy.divide": "div", "numpy.true_divide": "div", "numpy.power": "pow",
+    "numpy.maximum": "maximum", "numpy.minimum": "minimum",
+}
+COMPARE_FUNCTIONS: Final = {
+    "numpy.less": "lt", "numpy.less_equal": "le", "numpy.greater": "gt",
+    "numpy.greater_equal": "ge", "numpy.equal": "eq", "numpy.not_equal": "ne",
+}
+UNARY_FUNCTIONS: Final = {
+    **{f"numpy.{n}": n for n in (
+        "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos",
+        "arctan", "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "square", "reciprocal")},
+}
+SIGN_FUNCTIONS: Final = {"numpy.negative": "tensor.neg", "numpy.absolute": "tensor.abs",
+                         "numpy.abs": "tensor.abs", "numpy.fabs": "tensor.abs"}
+REDUCTIONS: Final = {"sum": "add", "prod": "mul", "mean": "mean", "max": "max", "min": "min",
+                     "amax": "max", "amin": "min"}
+METHOD_REDUCTIONS: Final = ("sum", "prod", "mean", "max", "min")
+
+LINALG: Final = {f"numpy.{n}": n for n in ("dot", "matmul", "inner", "vdot", "tensordot")}
+
+CREATION: Final = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full",
+                   "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",
+                   "numpy.linspace", "numpy.arange", "numpy.array", "numpy.asarray",
+                   "numpy.ascontiguousarray", "numpy.random.rand", "numpy.random.randn",
+                   "numpy.random.random", "numpy.random.uniform", "numpy.random.normal")
+FLOAT_CONSTANTS: Final = ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "numpy.euler_gamma")

@@ -1,0 +1,85 @@
+"""The `torch` plugin: types `torch.Tensor`, stages whole functions as ATen regions.
+
+A function at opt level 3 whose body is curated torch operations becomes a
+`GraphRegionSpec(backend="aten", graph=RegionGraph)`; anything else is a
+`FallbackSpec` whose reason `ppy explain` shows, and a region that writes memory
+in a `@ppy.pure` function is a `RejectSpec` (E1010).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import ClassVar
+
+from ppy_core.ir.types import F32, OpaqueType, TensorType, Type
+from ppy_core.plugins import CallAnswer, CallContext, FunctionContext, Plugin
+from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+
+from ppy_torch import ops
+from ppy_torch.errors import PURE_WRITES, register_codes
+from ppy_torch.graph import RegionGraph
+from ppy_torch.stage import StageInput, StageRefusal, stage_graph
+
+TENSOR_TYPE = TensorType(F32, None)  # dtype refined later; a region is dtype-generic
+REGION_OPT_LEVEL = 3
+
+
+class TorchPlugin(Plugin):
+    """Plugin `torch`: ATen regions over the curated surface (`CURATED_OPS`)."""
+
+    name: ClassVar[str] = "torch"
+    modules: ClassVar[tuple[str, ...]] = ("torch",)
+    version: ClassVar[str] = "1"
+
+    def __init__(self) -> None:
+        register_codes()
+
+    @functools.cache  # noqa: B019 (one plugin object per process)
+    def fingerprint(self) -> str:
+        from ppy_torch.toolchain import torch_build
+
+        return torch_build().fingerprint
+
+    def detected(self) -> Mapping[str, str]:
+        from ppy_torch.toolchain import torch_build
+
+        build = torch_build()
+        return {"torch": build.version, "cxx11abi": str(int(build.cxx11abi)),
+                "cuda": build.cuda or "none", "curated ops": str(len(ops.CURATED_OPS)),
+                "aten calls": str(len(ops.ATEN_CALLS))}
+
+    def external_types(self) -> Mapping[str, Type]:
+        return {"torch.Tensor": TENSOR_TYPE, "torch.nn.Parameter": TENSOR_TYPE,
+                "torch.device": OpaqueType("torch.device"),
+                "torch.dtype": OpaqueType("torch.dtype")}
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        aten = ops.CURATED_OPS.get(ctx.callee)
+        if aten is None:
+            return None
+        sig = ops.ATEN_CALLS[aten].signatures[0]
+        result: Type = TENSOR_TYPE if sig.returns == "Tensor" else OpaqueType("int")
+        return CallAnswer(result=result, effects=sig.effects)
+
+    def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
+        if ctx.opt < REGION_OPT_LEVEL:
+            return None
+        src = StageInput(ctx.node, ctx.resolve, ctx.decorators, ctx.module.path)
+        return stage_spec(src, pure=ctx.pure)
+
+
+def stage_spec(src: StageInput, *, pure: bool = False) -> LoweringSpec:
+    """GraphRegionSpec for a function that qualifies, else why not."""
+    try:
+        graph: RegionGraph = stage_graph(src)
+    except StageRefusal as refusal:
+        return FallbackSpec(f"not an ATen region: {refusal}")
+    if pure and graph.writes:
+        return RejectSpec(PURE_WRITES, f"{graph.name}: writes through a parameter (copy_) in "
+                                       "a @ppy.pure function",
+                          hint="remove @ppy.pure, or return a new tensor instead of writing")
+    return GraphRegionSpec(backend="aten", graph=graph, effects=graph.effects)
+
+
+__all__ = ["TorchPlugin", "stage_spec", "TENSOR_TYPE"]
