@@ -107,7 +107,8 @@ class _Builder:
             if unit is not None:
                 compiled_fns.append((record["index"], fsite))
         tree = rewrite_module(source.tree, compiled_exprs, compiled_fns)
-        code = compile_module_code(tree, str(self.key.path))
+        names = {site.node.lineno: site.function for _i, site in compiled_exprs}
+        code = compile_module_code(tree, str(self.key.path), names)
         (out / "module.code").write_bytes(marshal.dumps(code))
         (out / "source.py").write_bytes(source.data)
         manifest = {

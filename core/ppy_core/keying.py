@@ -12,7 +12,7 @@ import ast
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ppy_core import __version__
@@ -59,11 +59,11 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     except (SyntaxError, ValueError):
         tree = None  # the compile reports it; the key still covers the bytes
     scope = scan_module(tree, path) if tree is not None else None
-    activation = activate(imported_modules(tree or source), config)
+    project_files = dict(scope.project_files) if scope else {}
+    activation = _activation(imported_modules(tree or source), project_files, config)
     backends = load_backends(config).backends if activation.plugins else ()
     plugin_fps = plugin_fingerprints(activation.plugins)
     backend_fps = backend_fingerprints(backends)
-    project_files = dict(scope.project_files) if scope else {}
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
     options = options_of(config)
     key = cache_key(source, options, plugin_fps, backend_fps, extra)
@@ -74,6 +74,28 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     components.update({f"file:{k}": _sha(v) for k, v in extra.items()})
     return ModuleKey(path, source, key, components, config, activation, tuple(backends),
                      project_files, scope)
+
+
+# Imports that are never a library a plugin claims.
+_NOT_LIBRARIES = frozenset({"ppy", "ppy_core", "__future__"})
+
+
+def _activation(imported: frozenset[str], project_files: dict[str, Path],
+                config: Config) -> Activation:
+    """The plugins of a module: those claiming a module it imports. A module that
+    imports no library (only ppy and its project's modules) loads no plugin at all;
+    an enabled third-party plugin whose library the module does not import is left
+    out of its key and its compile (loading it is how its claims are learnt)."""
+    own = {name.partition(".")[0] for name in project_files}
+    tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
+    if not tops:
+        return Activation()
+    activation = activate(imported, config)
+    plugins = tuple(p for p in activation.plugins
+                    if any(activation.claims.get(top) == p.name for top in tops))
+    if len(plugins) == len(activation.plugins):
+        return activation
+    return replace(activation, plugins=plugins)
 
 
 def _sha(data: bytes) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ppy_core.backends import Backend
+
 from ._errors import LlvmBackendError, reason
 from .loader import CompiledKernel
 
 
-class LlvmBackend:
+class LlvmBackend(Backend):
     """CPU kernels for fused NumPy tensor IR, bit-exact with NumPy.
 
     Nothing happens at construction: llvmlite, the host probe and the
@@ -16,6 +18,7 @@ class LlvmBackend:
     """
 
     name: ClassVar[str] = "llvm"
+    version: ClassVar[str] = "1"
 
     def fingerprint(self) -> str:
         """``v1:llvm=X:cpu=NAME:features=<sha256 prefix>``."""
@@ -53,24 +56,39 @@ class LlvmBackend:
         ]
         return reason("E2104", "; ".join(bad)) if bad else None
 
-    def lower(self, func_op: Any, ctx: Any = None) -> CompiledKernel:
-        """Compile `func_op` into a kernel in a shared library."""
+    def lower(self, func_op: Any, ctx: Any = None) -> Any:
+        """Compile `func_op` into a kernel in a shared library. With the driver's
+        `LowerContext`, the library is copied into its build folder and the answer is
+        the core's `CompiledUnit` (loaded at run time by `ppy_llvm.loader:load_site`)."""
         from ._build import compile_specs
         from ._from_ir import spec_from_func
 
         why = self.can_lower(func_op)
         if why is not None:
             raise LlvmBackendError("E2103", why)
-        spec = spec_from_func(
-            func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath"))
+        fastmath = bool(getattr(ctx, "fastmath", False)) or bool(
+            getattr(func_op, "attributes", {}).get("fastmath")
         )
-        return compile_specs([spec])[0]
+        kernel = compile_specs([spec_from_func(func_op, fastmath=fastmath)])[0]
+        return kernel if ctx is None else _unit(kernel, ctx)
 
     def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
         """Runtime side (no llvmlite): (address, keepalive) or None -> NumPy."""
         from .loader import kernel_address
 
         return kernel_address(kernel)
+
+
+def _unit(kernel: CompiledKernel, ctx: Any) -> Any:
+    import shutil
+
+    from ppy_core.backends import CompiledUnit
+
+    name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
+    shutil.copyfile(kernel.path, ctx.build_dir / name)
+    data = {"symbol": kernel.symbol, "signature": kernel.signature.to_json(),
+            "fingerprint": kernel.fingerprint}
+    return CompiledUnit("llvm", "ppy_llvm.loader:load_site", (name,), data)
 
 
 def create_backend() -> LlvmBackend:

@@ -84,3 +84,19 @@ def kernel_address(kernel: CompiledKernel) -> tuple[int, ctypes.CDLL] | None:
         return None
     fn = getattr(lib, kernel.symbol)
     return ctypes.cast(fn, ctypes.c_void_p).value or 0, lib
+
+
+def load_site(data: dict[str, str], directory: Path, fallback: object, record: dict) -> object:
+    """The runtime loader named in the manifest: a guarded NumPy dispatcher around the
+    kernel in `directory`, or an error (the site then runs as Python)."""
+    from ppy_numpy._runtime import make_site
+
+    signature = KernelSignature.from_json(data["signature"])
+    kernel = CompiledKernel(str(Path(directory) / record["unit"]["files"][0]), data["symbol"],
+                            signature, data["fingerprint"])
+    found = kernel_address(kernel)
+    if found is None:
+        raise OSError(f"{kernel.path} cannot run on this CPU")
+    address, keepalive = found
+    return make_site(address, signature.kind, signature.leaves, signature.loops, fallback,
+                     record["id"], keepalive)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +22,11 @@ def read_source(path: Path) -> Source:
     """Read and parse `path`; E0001 if unreadable, E0002 on a syntax error."""
     try:
         data = path.read_bytes()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = importlib.util.decode_source(data)  # honours a coding cookie, as Python does
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise Error(f"{path}: cannot be read: {reason}", code="E0001",
-                    hint="check the path and that the file is UTF-8 text",
+                    hint="check the path, and that the file is UTF-8 text or declares its encoding",
                     location=Location(str(path))) from None
     try:
         tree = ast.parse(data, filename=str(path))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Mapping
 from types import CodeType
 
 from ppy_core.frontend.sites import ExprSite, FunctionSite
+from ppy_core.runtime.module import FALLBACK_MARK
 
 BIND = "__ppy_bind__"
 
@@ -109,8 +111,28 @@ def _prelude_index(module: ast.Module) -> int:
     return index
 
 
-def compile_module_code(module: ast.Module, filename: str) -> CodeType:
-    return compile(module, filename, "exec", dont_inherit=True)
+def compile_module_code(module: ast.Module, filename: str,
+                        fallback_names: Mapping[int, str] | None = None) -> CodeType:
+    """Compile the rewritten module. `fallback_names` maps a site's first line to
+    the function it is in: its fallback lambda is renamed after that function (and
+    its qualname marked with FALLBACK_MARK), so a traceback through the Python path
+    reads `in f` as under `python`, and the runtime can drop the dispatcher frames."""
+    code = compile(module, filename, "exec", dont_inherit=True)
+    if not fallback_names:
+        return code
+    consts = tuple(_renamed(c, fallback_names) for c in code.co_consts)
+    return code.replace(co_consts=consts)
 
 
-__all__ = ["rewrite_module", "compile_module_code", "site_name", "function_name", "BIND"]
+def _renamed(const: object, names: Mapping[int, str]) -> object:
+    if not isinstance(const, CodeType) or const.co_name != "<lambda>":
+        return const
+    name = names.get(const.co_firstlineno)
+    params = const.co_varnames[: const.co_argcount]
+    if name is None or not all(p.startswith("__ppy_") for p in params):
+        return const
+    return const.replace(co_name=name, co_qualname=f"{name}.{FALLBACK_MARK}")
+
+
+__all__ = ["rewrite_module", "compile_module_code", "site_name", "function_name", "BIND",
+           "FALLBACK_MARK"]

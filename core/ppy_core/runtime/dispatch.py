@@ -47,8 +47,8 @@ def stats() -> dict[str, dict[str, Any]]:
     """Per site: fast-path calls and fallbacks by reason."""
     out: dict[str, dict[str, Any]] = {}
     for site_id, site in _SITES.items():
-        getter = getattr(site, "ppy_stats", None)
-        data = dict(getter()) if callable(getter) else {"fast": 0, "fallback": {}}
+        getter = _stats_getter(site)
+        data = dict(getter()) if getter else {"fast": 0, "fallback": {}}
         extra = _REASONS.get(site_id)
         if extra:
             merged = dict(data.get("fallback", {}))
@@ -61,7 +61,7 @@ def stats() -> dict[str, dict[str, Any]]:
 
 def reset_stats() -> None:
     for site in _SITES.values():
-        reset = getattr(site, "ppy_reset", None)
+        reset = getattr(site, "ppy_reset", None) or getattr(site, "reset_stats", None)
         if callable(reset):
             reset()
         if isinstance(site, PythonSite):
@@ -116,9 +116,18 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     return checked
 
 
+def _stats_getter(site: Any) -> Any:
+    """Sites report counters as `ppy_stats()` (or a C dispatcher's `stats()`)."""
+    for name in ("ppy_stats", "stats"):
+        getter = getattr(site, name, None)
+        if callable(getter):
+            return getter
+    return None
+
+
 def _counts(site: Any) -> tuple[int, dict[str, int]]:
-    getter = getattr(site, "ppy_stats", None)
-    if not callable(getter):
+    getter = _stats_getter(site)
+    if getter is None:
         return 0, {}
     data = getter()
     return int(data.get("fast", 0)), dict(data.get("fallback", {}))

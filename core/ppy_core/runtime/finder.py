@@ -12,6 +12,7 @@ import types
 from collections.abc import Sequence
 from pathlib import Path
 
+from ppy_core.diagnostics import Error
 from ppy_core.runtime.module import exec_artifact
 
 ARTIFACT_ENV = "PPY_ARTIFACT"
@@ -86,7 +87,18 @@ class CompilingLoader(importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         from ppy_core.driver import compile_file, report_diagnostics  # compiler: lazily
 
-        compiled = compile_file(self.path)
+        try:
+            compiled = compile_file(self.path)
+        except Error as exc:
+            if exc.code != "E0002":
+                raise
+            error: Error | None = exc
+        else:
+            error = None
+        if error is not None:
+            # as `import` of a .py file with a syntax error: Python's own SyntaxError
+            compile(self.path.read_bytes(), str(self.path), "exec", dont_inherit=True)
+            raise error  # (compile() disagreed with the front end: keep the diagnostic)
         report_diagnostics(compiled)
         exec_artifact(compiled.entry.path, module)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import linecache
 import logging
 import sys
@@ -18,6 +19,9 @@ from ppy_core.runtime import dispatch
 from ppy_core.runtime.artifact import read_code, read_manifest
 
 log = logging.getLogger(__name__)
+
+
+FALLBACK_MARK = "<ppy fallback>"  # in the qualname of a site's Python path (see transform)
 
 
 class ArtifactWarning(UserWarning):
@@ -113,7 +117,7 @@ def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = Fa
                           stacklevel=2)
     source_path = manifest["module"]["path"]
     if not Path(source_path).is_file():
-        text = (directory / "source.py").read_text()
+        text = importlib.util.decode_source((directory / "source.py").read_bytes())
         linecache.cache[source_path] = (len(text), None, text.splitlines(True), source_path)
     namespace = module.__dict__
     namespace.setdefault("__builtins__", builtins)
@@ -137,12 +141,48 @@ def run_as_main(directory: Path, argv: list[str], *, check: bool = False) -> Non
 
 
 def user_traceback(exc: BaseException, source_files: set[str]) -> types.TracebackType | None:
-    """The traceback from the first frame in the user's files on (as `python FILE` shows)."""
+    """The traceback from the first frame in the user's files on (as `python FILE` shows),
+    without the frames a site's dispatcher adds (here and in chained exceptions)."""
+    _clean_chain(exc, set())
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename not in source_files:
         tb = tb.tb_next
     return tb or exc.__traceback__
 
 
+def _clean_chain(exc: BaseException | None, seen: set[int]) -> None:
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = without_dispatch(exc.__traceback__)
+        _clean_chain(exc.__cause__, seen)
+        exc = exc.__context__
+
+
+def without_dispatch(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """`tb` with each site's call replaced by its fallback's frame: a site's Python
+    path runs in a function named after the user's function (its qualname carries
+    FALLBACK_MARK), at the user's line; the frame of the call to the dispatcher and
+    the dispatcher's own frames in between are dropped, as `python FILE` has none."""
+    frames: list[types.TracebackType] = []
+    changed = False
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if FALLBACK_MARK in code.co_qualname:
+            at = next((i for i in range(len(frames) - 1, -1, -1)
+                       if frames[i].tb_frame.f_code.co_filename == code.co_filename), None)
+            if at is not None:
+                del frames[at:]
+                changed = True
+        frames.append(tb)
+        tb = tb.tb_next
+    if not changed:
+        return frames[0] if frames else None
+    out: types.TracebackType | None = None
+    for frame in reversed(frames):
+        out = types.TracebackType(out, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return out
+
+
 __all__ = ["exec_artifact", "run_as_main", "ArtifactWarning", "Binder", "user_traceback",
+           "without_dispatch", "FALLBACK_MARK",
            "fingerprint_mismatch", "Error"]

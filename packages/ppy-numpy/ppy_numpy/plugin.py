@@ -202,6 +202,9 @@ class NumpyPlugin(Plugin):
         if callee in T.SIGN_FUNCTIONS and len(args) == 1:
             return Converge(T.SIGN_FUNCTIONS[callee], result)
         if callee == "numpy.where" and len(args) == 3:
+            cond = args[0]
+            if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
+                return None  # a mask computed elsewhere: NumPy's where takes it
             branches = _elementwise_result(args[1:])
             return Converge("tensor.select", branches) if branches else None
         return None

@@ -122,17 +122,23 @@ class RegionBuilder:
                                    hint="install what is named, or run without regions")
         self.flags = toolchain.compile_flags(self.build, self.tools)
         key_text = "\n".join([toolchain.FORMAT_VERSION, self.build.fingerprint,
-                              self.tools.cxx, self.tools.cxx_id, *self.flags])
+                              self.tools.cxx, self.tools.cxx_id, *self.flags,
+                              *(text for _, text in sorted(self._prelude_files().items()))])
         self.key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
         self.root = (root or toolchain.cache_root()) / "torch" / self.key
         self.prelude = self.root / "prelude"
 
     # -- prelude: precompiled header + shim, once per torch build ----------------
-    def ensure_prelude(self) -> bool:
-        """Build the precompiled header and the shim if needed; True if ninja ran them."""
+    @staticmethod
+    def _prelude_files() -> dict[str, str]:
         files = {name: resources.files("ppy_torch").joinpath("csrc", name).read_text()
                  for name in _CSRC}
         files["ppy_aten_prelude.h"] = codegen.prelude_source()
+        return files
+
+    def ensure_prelude(self) -> bool:
+        """Build the precompiled header and the shim if needed; True if ninja ran them."""
+        files = self._prelude_files()
         if self._prelude_done(files):
             return False
         with build_lock(self.prelude):

@@ -204,9 +204,9 @@ extern "C" PyObject* ppy_make_module(const char* name, const ppy_region_def* def
   try {
     auto m = pybind11::module_::create_extension_module(name, nullptr, &g_module_def);
     if (PyModule_AddFunctions(m.ptr(), module_methods) < 0) return nullptr;
-    m.attr("REGIONS") = pybind11::make_tuple();
-    for (int i = 0; i < ndefs; ++i)
-      m.attr("REGIONS") = m.attr("REGIONS") + pybind11::make_tuple(defs[i].name);
+    pybind11::tuple names(ndefs);
+    for (int i = 0; i < ndefs; ++i) names[i] = pybind11::str(defs[i].name);
+    m.attr("REGIONS") = names;
     return m.release().ptr();
   } catch (pybind11::error_already_set& e) {
     e.restore();

@@ -1,0 +1,39 @@
+"""Shared fixtures: the toolchain check and one extension for all test regions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _toolchain_missing() -> str | None:
+    from ppy_torch import toolchain_ready
+
+    return toolchain_ready()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = None
+    if any("needs_cc" in item.keywords for item in items):
+        missing = _toolchain_missing()
+    if missing:
+        skip = pytest.mark.skip(reason=f"no C++ toolchain: {missing}")
+        for item in items:
+            if "needs_cc" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def compiled() -> dict[str, Any]:
+    """Every function of tests/regions.py as a region, built once (a cached build after)."""
+    import regions
+
+    from ppy_torch import compile_functions
+
+    built = compile_functions(regions.REGIONS)
+    return {fn.__name__: region for fn, region in zip(regions.REGIONS, built, strict=True)}
