@@ -11,6 +11,7 @@ import ast
 import json
 import logging
 import marshal
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -77,7 +78,10 @@ class _Builder:
 
     def build(self, out: Path) -> dict[str, Any]:
         source = read_source(self.key.path)
-        hooks = HookCaller(self.key.activation.plugins, report=self.report)
+        # A plugin whose every claim conflicted (E1901) answers for nothing.
+        claimants = set(self.key.activation.claims.values())
+        plugins = [p for p in self.key.activation.plugins if p.name in claimants]
+        hooks = HookCaller(plugins, report=self.report)
         for _plugin, dialects in hooks.collect("register_dialects"):
             for dialect in dialects:
                 self.registry.register(dialect)
@@ -187,6 +191,8 @@ class _Builder:
             return None
         except Exception as exc:
             log.debug("backend %s failed", backend.name, exc_info=True)
+            if os.environ.get("PPY_DEBUG"):
+                traceback.print_exc()
             message = (f"backend '{backend.name}' failed to compile site {site_id}: "
                        f"{type(exc).__name__}: {exc}")
             self.report(Diagnostic("E2002", message, "the site stays Python; rerun with "

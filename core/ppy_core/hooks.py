@@ -13,6 +13,7 @@ counts as None: one broken plugin never stops a compile.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Final
@@ -45,6 +46,7 @@ def _signature_of(method: Callable[..., Any]) -> Callable[..., Any]:
     return stand_in
 
 
+@functools.cache
 def _specifications() -> type:
     """The hookspec namespace: one specification per Plugin hook."""
     namespace: dict[str, Any] = {"__doc__": "Hook specifications generated from Plugin."}

@@ -9,7 +9,9 @@ imports no front end, no pass, no code generator.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import importlib
 import json
 import sys
 from dataclasses import dataclass, replace
@@ -65,10 +67,16 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     plugin_fps = plugin_fingerprints(activation.plugins)
     backend_fps = backend_fingerprints(backends)
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
-    options = options_of(config)
-    key = cache_key(source, options, plugin_fps, backend_fps, extra)
+    options = {**options_of(config),
+               "code": code_ids([__name__, *(type(p).__module__ for p in activation.plugins),
+                                 *(type(b).__module__ for b in backends)])}
+    # The artifact holds the file's path (code filenames, __file__, the project files it
+    # imports): the same bytes at another path are another entry.
+    where = str(path)
+    key = cache_key(source, {**options, "module_path": where}, plugin_fps, backend_fps, extra)
     components = {"core": __version__, "source": _sha(source),
-                  "options": _sha(json.dumps(options, sort_keys=True, default=str).encode())}
+                  "options": _sha(json.dumps(options, sort_keys=True, default=str).encode()),
+                  "path": _sha(where.encode("utf-8", "surrogateescape"))}
     components.update({f"plugin:{k}": v for k, v in plugin_fps.items()})
     components.update({f"backend:{k}": v for k, v in backend_fps.items()})
     components.update({f"file:{k}": _sha(v) for k, v in extra.items()})
@@ -83,12 +91,13 @@ _NOT_LIBRARIES = frozenset({"ppy", "ppy_core", "__future__"})
 def _activation(imported: frozenset[str], project_files: dict[str, Path],
                 config: Config) -> Activation:
     """The plugins of a module: those claiming a module it imports. A module that
-    imports no library (only ppy and its project's modules) loads no plugin at all;
-    an enabled third-party plugin whose library the module does not import is left
-    out of its key and its compile (loading it is how its claims are learnt)."""
+    imports no library (only the standard library, ppy and its project's modules)
+    loads no plugin at all; an enabled third-party plugin whose library the module
+    does not import is left out of its key and its compile (loading it is how its
+    claims are learnt)."""
     own = {name.partition(".")[0] for name in project_files}
     tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
-    if not tops:
+    if not tops - sys.stdlib_module_names:
         return Activation()
     activation = activate(imported, config)
     plugins = tuple(p for p in activation.plugins
@@ -96,6 +105,30 @@ def _activation(imported: frozenset[str], project_files: dict[str, Path],
     if len(plugins) == len(activation.plugins):
         return activation
     return replace(activation, plugins=plugins)
+
+
+@functools.cache
+def _package_code_id(package: str) -> str:
+    """Stat-hash of a package's Python and C sources: an edited compiler (an editable
+    install) must never reuse artifacts its old code built."""
+    module = sys.modules.get(package)
+    root = Path(getattr(module, "__file__", "") or "").parent
+    if not root.is_dir():
+        return "?"
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*")):
+        if file.suffix in (".py", ".c", ".h", ".cpp") and "__pycache__" not in file.parts:
+            st = file.stat()
+            digest.update(f"{file.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
+
+
+def code_ids(modules: list[str]) -> dict[str, str]:
+    """The code id of each top-level package the given modules belong to."""
+    tops = sorted({m.partition(".")[0] for m in modules})
+    for top in tops:
+        importlib.import_module(top)
+    return {top: _package_code_id(top) for top in tops}
 
 
 def _sha(data: bytes) -> str:

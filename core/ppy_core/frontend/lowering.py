@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ppy_core.frontend.sites import ExprSite
+from ppy_core.frontend.sites import ExprSite, literal_value
 from ppy_core.ir.core import DialectRegistry, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.types import F64, I1, UNKNOWN, ScalarType, TensorType, Type
@@ -38,12 +38,14 @@ def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
     func = FuncOp.build(site.id, arg_types, [], names)
     values: dict[int, Value] = {id(leaf): arg for leaf, arg in zip(site.leaves, func.args,
                                                                    strict=True)}
+    values.update({node_id: func.args[index] for node_id, index in site.repeats.items()})
 
     def emit(node: ast.expr) -> Value:
         if id(node) in values:
             return values[id(node)]
-        if isinstance(node, ast.Constant):
-            const = func.entry.append(ConstantOp([], [F64], {"value": float(node.value)}))
+        literal = literal_value(node)
+        if literal is not None:
+            const = func.entry.append(ConstantOp([], [F64], {"value": literal}))
             return const.result
         converge = site.conv.get(id(node))
         if converge is None:

@@ -31,6 +31,14 @@ class ExprSite:
     leaves: list[ast.expr]
     fastmath: bool = False
     leaf_types: list[Type] = field(default_factory=list)
+    repeats: dict[int, int] = field(default_factory=dict)  # id(repeated leaf) -> index
+
+    def slot(self, node: ast.expr) -> int | None:
+        """The argument position of a leaf occurrence, or None if `node` is no leaf."""
+        for i, leaf in enumerate(self.leaves):
+            if leaf is node:
+                return i
+        return self.repeats.get(id(node))
 
 
 @dataclass(slots=True)
@@ -229,8 +237,9 @@ class SiteFinder:
         self._tree(node, conv, leaves, function, opts, root=True)
         if any(isinstance(conv[id(n)].result, TensorType) or conv[id(n)].op == "tensor.reduce"
                for n in _tree_nodes(node, conv, self.operands)):
-            site = ExprSite(self.next_id(function), function, node, conv, self.operands, leaves,
-                            opts.fastmath)
+            unique, repeats = _dedupe(leaves)
+            site = ExprSite(self.next_id(function), function, node, conv, self.operands, unique,
+                            opts.fastmath, repeats=repeats)
             self.found.expr_sites.append(site)
 
     def _tree(self, node: ast.expr, conv: dict[int, Converge], leaves: list[ast.expr],
@@ -245,6 +254,25 @@ class SiteFinder:
                 for grandchild in _children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
+
+
+def _dedupe(leaves: list[ast.expr]) -> tuple[list[ast.expr], dict[int, int]]:
+    """Pass a repeated name once (`a*b + a` takes a and b), unless some leaf could
+    rebind it between the two reads (a call, a walrus, an await)."""
+    risky = (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
+    if any(isinstance(n, risky) for leaf in leaves for n in ast.walk(leaf)):
+        return leaves, {}
+    unique: list[ast.expr] = []
+    first: dict[str, int] = {}
+    repeats: dict[int, int] = {}
+    for leaf in leaves:
+        if isinstance(leaf, ast.Name) and leaf.id in first:
+            repeats[id(leaf)] = first[leaf.id]
+            continue
+        if isinstance(leaf, ast.Name):
+            first[leaf.id] = len(unique)
+        unique.append(leaf)
+    return unique, repeats
 
 
 def _own_nodes(func: ast.FunctionDef) -> Iterator[ast.AST]:
@@ -303,8 +331,21 @@ def _operands(node: ast.expr) -> list[ast.expr]:
 
 
 def _is_literal(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Constant) and isinstance(node.value, int | float)
-            and not isinstance(node.value, bool))
+    return literal_value(node) is not None
+
+
+def literal_value(node: ast.expr) -> float | None:
+    """The f64 constant the IR holds for a number literal (`2`, `2.5`, `-2.5`), or None.
+    An int float64 cannot hold exactly stays a leaf: NumPy, not the compiler, converts it."""
+    negate = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negate:
+        node = node.operand  # type: ignore[attr-defined]
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+        return None
+    value = -node.value if negate else node.value  # -0 is 0, -0.0 is -0.0
+    if isinstance(value, float) or (isinstance(value, int) and abs(value) <= 2**53):
+        return float(value)
+    return None
 
 
 def _tree_nodes(node: ast.expr, conv: dict[int, Converge],
@@ -315,4 +356,5 @@ def _tree_nodes(node: ast.expr, conv: dict[int, Converge],
             yield from _tree_nodes(child, conv, operands)
 
 
-__all__ = ["SiteFinder", "ExprSite", "FunctionSite", "Remark", "Findings", "FunctionOptions"]
+__all__ = ["SiteFinder", "ExprSite", "FunctionSite", "Remark", "Findings", "FunctionOptions",
+           "literal_value"]

@@ -44,6 +44,7 @@ class _Replace(ast.NodeTransformer):
 def _fallback(site: ExprSite) -> ast.Lambda:
     """`lambda __ppy_0, ...: <the site's expression over its leaves>`."""
     params = {id(leaf): f"__ppy_{i}" for i, leaf in enumerate(site.leaves)}
+    params.update({node_id: f"__ppy_{i}" for node_id, i in site.repeats.items()})
 
     class _Leaves(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> ast.AST:
@@ -52,7 +53,8 @@ def _fallback(site: ExprSite) -> ast.Lambda:
             return super().visit(node)
 
     body = _Leaves().visit(_shallow_tree_copy(site.node, set(params)))
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params.values()],
+    names = [f"__ppy_{i}" for i in range(len(site.leaves))]
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in names],
                          kwonlyargs=[], kw_defaults=[], defaults=[])
     return ast.copy_location(ast.Lambda(args=args, body=body), site.node)
 

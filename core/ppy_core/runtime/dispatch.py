@@ -91,9 +91,26 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
         return site
     warned: set[str] = set()
 
+    def fell_back(before: dict[str, int], cause: BaseException | None) -> None:
+        after = _counts(site)[1]
+        if not mode or after == before:
+            return
+        reason = next((r for r, n in after.items() if before.get(r, 0) != n), "?")
+        if mode == "error":
+            raise Error(f"site {site_id} fell back to Python: {reason}", code="E2001",
+                        hint="PPY_FALLBACK=error is set; unset it to allow fallbacks") from cause
+        if reason not in warned:
+            warned.add(reason)
+            warnings.warn(f"ppy: site {site_id} fell back to Python: {reason}",
+                          FallbackWarning, stacklevel=3)
+
     def checked(*args: Any) -> Any:
         before = _counts(site)
-        result = site(*args)
+        try:
+            result = site(*args)
+        except Exception as exc:  # the Python path raised (as Python would): still a fallback
+            fell_back(before[1], exc)
+            raise
         after = _counts(site)
         if after[0] > before[0]:
             if verify:
@@ -102,15 +119,8 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
                 if problem:
                     raise VerifyError(f"site {site_id}: fast path and Python differ: {problem}",
                                       hint="please report this: the fast path is wrong here")
-        elif mode and after[1] != before[1]:
-            reason = next((r for r, n in after[1].items() if before[1].get(r, 0) != n), "?")
-            if mode == "error":
-                raise Error(f"site {site_id} fell back to Python: {reason}", code="E2001",
-                            hint="PPY_FALLBACK=error is set; unset it to allow fallbacks")
-            if reason not in warned:
-                warned.add(reason)
-                warnings.warn(f"ppy: site {site_id} fell back to Python: {reason}",
-                              FallbackWarning, stacklevel=2)
+        else:
+            fell_back(before[1], None)
         return result
 
     return checked

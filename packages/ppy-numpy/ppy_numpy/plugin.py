@@ -154,7 +154,11 @@ class NumpyPlugin(Plugin):
             element = ctx.receiver.element  # type: ignore[union-attr]
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
         converge = self.tensor_operation(ctx)
-        return CallAnswer(converge.result) if converge else None
+        if converge is not None:
+            return CallAnswer(converge.result)
+        if _scalar_math(ctx):
+            return CallAnswer(F64)  # np.sin(1.5) is a numpy.float64
+        return None
 
     def call_alias(self, ctx: CallContext) -> str | None:
         prefix = "numpy.ndarray."
@@ -186,10 +190,12 @@ class NumpyPlugin(Plugin):
         if ctx.kwargs or not all(map(_fusible, args)):
             return None  # out=, where=, dtype=, axis=...: NumPy's own business
         if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
-            if _is_array(args[0]) or args[0] is UNKNOWN:
+            if _is_float(args[0]) and not isinstance(args[0], ScalarType):
                 return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
             return None
-        result = _elementwise_result(args) if args else None
+        if not any(t is UNKNOWN or _is_array(t) for t in args):
+            return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
+        result = _elementwise_result(args)
         if result is None:
             return None
         if callee in T.BINARY_FUNCTIONS and len(args) == 2:
@@ -205,6 +211,8 @@ class NumpyPlugin(Plugin):
             cond = args[0]
             if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
                 return None  # a mask computed elsewhere: NumPy's where takes it
+            if not any(map(_is_float, args[1:])):
+                return None  # int branches: NumPy's where gives an int array
             branches = _elementwise_result(args[1:])
             return Converge("tensor.select", branches) if branches else None
         return None
@@ -212,6 +220,24 @@ class NumpyPlugin(Plugin):
 
 def _is_array(t: Type | None) -> bool:
     return isinstance(t, TensorType) and t.library == T.LIBRARY
+
+
+def _is_float(t: Type) -> bool:
+    """A float64 operand (an array, an f64 scalar, or unknown: the guard checks it)."""
+    if isinstance(t, TensorType):
+        return _is_array(t) and t.element.kind == "f64"
+    return t is UNKNOWN or (isinstance(t, ScalarType) and t.kind == "f64")
+
+
+def _scalar_math(ctx: CallContext) -> bool:
+    """`np.sin(x)`, `np.maximum(x, 2)` of Python numbers, one a float: a numpy.float64."""
+    if ctx.kwargs or not ctx.args:
+        return False
+    if not any(ctx.callee in table for table in (T.UNARY_FUNCTIONS, T.BINARY_FUNCTIONS,
+                                                 T.SIGN_FUNCTIONS)):
+        return False
+    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in ctx.args]
+    return all(k in ("f64", "i64") for k in kinds) and "f64" in kinds
 
 
 def _fusible(t: Type) -> bool:
@@ -223,9 +249,10 @@ def _fusible(t: Type) -> bool:
 
 
 def _elementwise_result(operands: tuple[Type, ...]) -> TensorType | None:
-    """float64 arrays in, a float64 array out (of their shape when they agree)."""
+    """float64 arrays in, a float64 array out (of their shape when they agree). Bool
+    arrays are no operands here: NumPy's `+` of two is `or`, `-` of one an error."""
     arrays = [t for t in operands if isinstance(t, TensorType)]
-    if any(a.element.kind not in ("f64", "i1") for a in arrays):
+    if any(a.element.kind != "f64" for a in arrays):
         return None  # other dtypes promote differently: NumPy runs them
     shapes = {a.shape for a in arrays if a.shape is not None}
     shape = shapes.pop() if len(shapes) == 1 else None

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ppy_core.backends import Backend, CompiledUnit, LowerContext
-
 from ppy_torch import codegen, toolchain
 from ppy_torch.build import BuildResult, RegionBuilder
 from ppy_torch.errors import BUILD_FAILED, RegionBuildError

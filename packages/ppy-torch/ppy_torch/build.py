@@ -77,7 +77,8 @@ def build_lock(directory: Path) -> Iterator[None]:
                 continue
             if time.monotonic() - start > LOCK_WAIT_S:
                 raise RegionLockError(f"the build lock {lock} is held by another process",
-                                      hint="remove the file if no ppy build is running")
+                                      hint="remove the file if no ppy build is running"
+                                      ) from None
             time.sleep(0.2)
             continue
         with os.fdopen(fd, "w") as handle:
@@ -166,7 +167,8 @@ class RegionBuilder:
                 "cflags = " + " ".join(self.flags), ""]
 
     def _prelude_ninja(self) -> str:
-        lines = self._common_ninja() + [
+        lines = [
+            *self._common_ninja(),
             "rule pch", "  command = $cxx $cflags -x c++-header $in -o $out",
             "  description = precompile $in",
             "rule cxx", "  command = $cxx $cflags -MMD -MF $out.d -c $in -o $out",
@@ -201,7 +203,8 @@ class RegionBuilder:
     def _module_ninja(self, target: str) -> str:
         pre = self.prelude
         pch_dep = f" | {pre}/ppy_aten_prelude.h.gch" if self.tools.is_gcc else ""
-        lines = self._common_ninja() + [
+        lines = [
+            *self._common_ninja(),
             f"ldflags = {' '.join(toolchain.link_flags(self.build))}",
             "rule cxx", f"  command = $cxx $cflags -Winvalid-pch -I{pre} -c $in -o $out",
             "  description = compile regions $in",

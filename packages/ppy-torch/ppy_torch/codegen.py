@@ -13,7 +13,17 @@ from collections.abc import Sequence
 
 from ppy_torch import ops
 from ppy_torch.graph import (
-    BOOL, FLOAT, INT, TENSOR, Arg, AtenCall, Const, IntOp, ListArg, RegionGraph, Value,
+    BOOL,
+    FLOAT,
+    INT,
+    TENSOR,
+    Arg,
+    AtenCall,
+    Const,
+    IntOp,
+    ListArg,
+    RegionGraph,
+    Value,
 )
 
 _CTYPE = {TENSOR: "const at::Tensor&", INT: "int64_t", FLOAT: "double", BOOL: "bool"}
@@ -190,7 +200,7 @@ def module_source(module_name: str, graphs: Sequence[RegionGraph]) -> str:
     lines = ['#include "ppy_aten_prelude.h"', "", "namespace {", ""]
     for graph in graphs:
         lines += ["/*", graph.text(), "*/"]
-        lines += _body(graph) + [""] + _entry(graph) + [""]
+        lines += [*_body(graph), "", *_entry(graph), ""]
         names = ", ".join(f'"{p.name}"' for p in graph.params) or "nullptr"
         lines.append(f"const char* const names_{graph.name}[] = {{{names}}};")
         lines.append("")

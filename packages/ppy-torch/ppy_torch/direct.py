@@ -24,7 +24,6 @@ from typing import Any
 
 from ppy_core.backends import LowerContext
 from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
-
 from ppy_torch.backend import AtenBackend
 from ppy_torch.errors import RegionBuildError, RegionError, RegionWarning
 from ppy_torch.plugin import stage_spec

@@ -44,7 +44,7 @@ class Value:
 class Const:
     """A compile-time constant argument: int, float, bool, str, None, or a tuple of ints."""
 
-    value: int | float | bool | str | None | tuple[int, ...]
+    value: int | float | bool | str | tuple[int, ...] | None
 
     def text(self) -> str:
         return repr(self.value)

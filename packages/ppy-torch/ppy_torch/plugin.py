@@ -15,7 +15,6 @@ from typing import ClassVar
 from ppy_core.ir.types import F32, OpaqueType, TensorType, Type
 from ppy_core.plugins import CallAnswer, CallContext, FunctionContext, Plugin
 from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
-
 from ppy_torch import ops
 from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph

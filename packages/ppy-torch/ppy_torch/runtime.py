@@ -7,7 +7,7 @@ or fails to load falls back to the Python function with one warning.
 
 Loader (named by `CompiledUnit.loader`):
 
-    load_region(unit_data, build_dir, fallback) -> callable
+    load_region(unit_data, build_dir, fallback, record=None) -> callable
 """
 
 from __future__ import annotations
@@ -64,9 +64,11 @@ def make_region(module: ModuleType, name: str, fallback: Callable[..., Any]) -> 
 
 
 def load_region(unit_data: Mapping[str, Any], build_dir: str | Path,
-                fallback: Callable[..., Any]) -> Callable[..., Any]:
+                fallback: Callable[..., Any], record: Mapping[str, Any] | None = None
+                ) -> Callable[..., Any]:
     """The callable that replaces `fallback`: its region, or `fallback` itself with a
-    warning when the region library is missing, unloadable, or built for another torch."""
+    warning when the region library is missing, unloadable, or built for another torch.
+    `record` (the driver's manifest entry for the site) is accepted and not needed."""
     path = Path(build_dir) / str(unit_data["file"])
     function = str(unit_data["function"])
     import torch

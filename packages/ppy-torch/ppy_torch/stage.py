@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from ppy_torch import ops
 from ppy_torch.bind import bind
 from ppy_torch.graph import (
-    BOOL, FLOAT, INT, TENSOR, Arg, AtenCall, Const, IntOp, ListArg, Node, RegionGraph, Value,
+    BOOL,
+    FLOAT,
+    INT,
+    TENSOR,
+    Arg,
+    AtenCall,
+    Const,
+    IntOp,
+    ListArg,
+    Node,
+    RegionGraph,
+    Value,
 )
 
 _SCALAR_ANNOTATIONS = {"int": INT, "float": FLOAT, "bool": BOOL}
@@ -175,6 +186,10 @@ class _Stager:
         if name not in ops.CURATED_OPS:
             raise _refuse(node, f"`{name}` is not a curated torch operation")
         aten = ops.CURATED_OPS[name]
+        known = {p.name for sig in ops.ATEN_CALLS[aten].signatures for p in sig.params}
+        for kw in node.keywords:
+            if kw.arg is not None and kw.arg not in known | {"input"}:
+                raise _refuse(node, f"{aten}: no C++ signature has a parameter `{kw.arg}`")
         args = [self.expr(a) for a in node.args if not isinstance(a, ast.Starred)]
         if len(args) != len(node.args):
             raise _refuse(node, "starred arguments are not supported in a region")
@@ -281,12 +296,11 @@ def _root(node: ast.expr) -> str | None:
 
 def _spread(aten: str, args: list[Arg]) -> list[Arg]:
     """`x.view(2, 3)` is `x.view((2, 3))` (the methods that take a spread shape)."""
-    if aten in ops.VARARG_METHODS and len(args) != 1:
-        if all(_is_int(a) for a in args):
-            if all(isinstance(a, Const) for a in args):
-                return [Const(tuple(a.value for a in args))]  # type: ignore[misc, union-attr]
-            return [ListArg(tuple(args))]  # type: ignore[arg-type]
-    return args
+    if aten not in ops.VARARG_METHODS or len(args) == 1 or not all(_is_int(a) for a in args):
+        return args
+    if all(isinstance(a, Const) for a in args):
+        return [Const(tuple(a.value for a in args))]  # type: ignore[misc, union-attr]
+    return [ListArg(tuple(args))]  # type: ignore[arg-type]
 
 
 def stage_graph(src: StageInput) -> RegionGraph:

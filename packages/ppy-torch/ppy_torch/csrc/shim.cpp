@@ -125,6 +125,26 @@ PyObject* region_stats(PyObject* self, PyObject*) {
   return out;
 }
 
+// The core's format (ppy_core.runtime.dispatch): {"fast": n, "fallback": {reason: n}}.
+PyObject* region_ppy_stats(PyObject* self, PyObject*) {
+  auto* r = reinterpret_cast<RegionObject*>(self);
+  PyObject* fallback = PyDict_New();
+  PyObject* out = fallback == nullptr ? nullptr : PyDict_New();
+  for (int i = 1; out != nullptr && i < PPY_REASONS; ++i) {
+    if (r->counts[i] == 0) continue;
+    PyObject* v = PyLong_FromUnsignedLongLong(r->counts[i]);
+    if (v == nullptr || PyDict_SetItemString(fallback, kReasons[i], v) < 0) Py_CLEAR(out);
+    Py_XDECREF(v);
+  }
+  PyObject* fast = out == nullptr ? nullptr : PyLong_FromUnsignedLongLong(r->counts[PPY_FAST]);
+  if (fast == nullptr || PyDict_SetItemString(out, "fast", fast) < 0 ||
+      PyDict_SetItemString(out, "fallback", fallback) < 0)
+    Py_CLEAR(out);
+  Py_XDECREF(fast);
+  Py_XDECREF(fallback);
+  return out;
+}
+
 PyObject* region_reset(PyObject* self, PyObject*) {
   std::memset(reinterpret_cast<RegionObject*>(self)->counts, 0,
               sizeof(unsigned long long) * PPY_REASONS);
@@ -139,6 +159,8 @@ PyGetSetDef region_getset[] = {
 PyMethodDef region_methods[] = {
     {"__ppy_stats__", region_stats, METH_NOARGS, "calls by outcome: fast path or why not"},
     {"__ppy_reset_stats__", region_reset, METH_NOARGS, "zero the counters"},
+    {"ppy_stats", region_ppy_stats, METH_NOARGS, "{'fast': n, 'fallback': {reason: n}}"},
+    {"ppy_reset", region_reset, METH_NOARGS, "zero the counters"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyTypeObject RegionType = {PyVarObject_HEAD_INIT(nullptr, 0)};
