@@ -104,8 +104,8 @@ class _Builder:
             if unit is not None:
                 compiled_exprs.append((record["index"], site))
         fn_records, compiled_fns = [], []
-        for fsite in findings.function_sites:
-            record, unit = self.function_site(fsite, out)
+        units = self.function_units(findings.function_sites, out)
+        for fsite, (record, unit) in zip(findings.function_sites, units, strict=True):
             record["index"] = len(fn_records)
             fn_records.append(record)
             if unit is not None:
@@ -150,7 +150,37 @@ class _Builder:
         unit = self.lower(func, site.id, site.fastmath, out, record, site.node)
         return record, unit
 
-    def function_site(self, fsite: FunctionSite, out: Path
+    def function_units(self, fsites: list[FunctionSite], out: Path
+                       ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
+        """Whole-function sites; a backend with `lower_module` builds all of a module's
+        regions at once (one extension per module), else one by one."""
+        results = [self.function_site(f, out, lower=False) for f in fsites]
+        by_backend: dict[str, list[int]] = {}
+        for i, fsite in enumerate(fsites):
+            if not results[i][0]["reasons"]:
+                by_backend.setdefault(fsite.spec.backend, []).append(i)
+        for name, indexes in by_backend.items():
+            backend = next(b for b in self.key.backends if b.name == name)
+            batch = getattr(backend, "lower_module", None)
+            if batch is None or len(indexes) == 1:
+                for i in indexes:
+                    results[i] = self.function_site(fsites[i], out)
+                continue
+            try:
+                ctx = LowerContext(site_id=fsites[indexes[0]].id, build_dir=out)
+                batch_units = batch([fsites[i].spec.graph for i in indexes], ctx)
+            except Exception:
+                for i in indexes:  # one bad region must not cost the others
+                    results[i] = self.function_site(fsites[i], out)
+                continue
+            for i, unit in zip(indexes, batch_units, strict=True):
+                record = results[i][0]
+                record["unit"] = {"backend": unit.backend, "loader": unit.loader,
+                                  "files": list(unit.files), "data": dict(unit.data)}
+                results[i] = (record, unit)
+        return results
+
+    def function_site(self, fsite: FunctionSite, out: Path, lower: bool = True
                       ) -> tuple[dict[str, Any], CompiledUnit | None]:
         record: dict[str, Any] = {"id": fsite.id, "function": fsite.function,
                                   "line": fsite.node.lineno, "backend": fsite.spec.backend,
@@ -158,6 +188,8 @@ class _Builder:
         backend = next((b for b in self.key.backends if b.name == fsite.spec.backend), None)
         if backend is None:
             record["reasons"].append(f"backend '{fsite.spec.backend}' is not enabled")
+            return record, None
+        if not lower:
             return record, None
         unit = self._try_lower(backend, fsite.spec.graph, fsite.id, False, out, record,
                                fsite.node)

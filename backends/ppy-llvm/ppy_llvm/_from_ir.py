@@ -39,22 +39,39 @@ def _leaf_kind(value: Any) -> LeafKind:
     raise LlvmBackendError("E2103", f"argument of type {ty}")
 
 
-def _body(func: Any) -> tuple[list[Any], list[Any]]:
-    """(leaf values, ops) of the kernel: the tensor.kernel region if there is one."""
+def _body(func: Any) -> tuple[list[Any], dict[int, int], list[Any]]:
+    """(the function's parameters, {id(kernel block arg): parameter index}, ops).
+
+    The kernel's leaves are the *function's* parameters in their order: that is the
+    order the dispatcher is called with. A fusion pass may order the kernel's
+    operands differently (by first use), so block arguments are mapped back through
+    the kernel's operands."""
     block = func.body.blocks[0]
+    params = list(block.args)
     ops = _ops(block)
     kernels = [op for op in ops if op.name == "tensor.kernel"]
     if not kernels:
-        return list(block.args), ops
+        return params, {}, ops
+    if len(kernels) > 1:
+        raise LlvmBackendError("E2103", "more than one tensor.kernel in a site")
+    position = {id(p): k for k, p in enumerate(params)}
     inner = kernels[0].regions[0].blocks[0]
+    alias: dict[int, int] = {}
+    for arg, operand in zip(inner.args, kernels[0].operands, strict=True):
+        if id(operand) not in position:
+            raise LlvmBackendError("E2103", "a kernel operand that is no site argument")
+        alias[id(arg)] = position[id(operand)]
     outer_rest = [op for op in ops if op.name not in ("tensor.kernel", "func.return")]
-    return list(inner.args), _ops(inner) + outer_rest
+    if outer_rest:
+        raise LlvmBackendError("E2103", f"{outer_rest[0].name} outside the kernel")
+    return params, alias, _ops(inner)
 
 
 def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
     """Translate; raises `LlvmBackendError` (E2103) for anything not lowerable."""
-    leaves, ops = _body(func)
+    leaves, alias, ops = _body(func)
     ids: dict[int, int] = {id(v): k for k, v in enumerate(leaves)}
+    ids.update(alias)
     kinds = tuple(_leaf_kind(v) for v in leaves)
     nodes: list[Node] = []
     result: int | None = None
@@ -71,11 +88,11 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
             reduce, result = kind, ids[id(op.operands[0])]
             ids[id(op.results[0])] = result
             continue
+        if reduce is not None:
+            raise LlvmBackendError("E2103", f"{op.name} after a reduction")
         node = _node(op, [ids[id(v)] for v in op.operands])
         nodes.append(node)
         ids[id(op.results[0])] = len(leaves) + len(nodes) - 1
-        if op.results and id(op.results[0]) in ids and reduce is None:
-            result = ids[id(op.results[0])]
     if result is None:
         raise LlvmBackendError("E2107", "kernel yields nothing")
     if "array" not in kinds:

@@ -202,7 +202,16 @@ class SiteFinder:
                 first_new = len(self.found.expr_sites)
                 self.collect(function, root, conv, opts)
                 for site in self.found.expr_sites[first_new:]:
-                    site.leaf_types = [typer.expr(leaf, conv) for leaf in site.leaves]
+                    site.leaf_types = [self.leaf_type(leaf, typer, conv) for leaf in site.leaves]
+
+    def leaf_type(self, leaf: ast.expr, typer: Typer, conv: dict[int, Converge]) -> Type:
+        """A leaf's type; an operator the typer does not know (`-s`, `s * 2` of Python
+        numbers) takes the type a plugin's `operator` hook answers for it."""
+        t = typer.expr(leaf, conv)
+        if t is UNKNOWN and isinstance(leaf, ast.BinOp | ast.UnaryOp):
+            reply = self.oracle.operator(typer.operator_context(leaf, _operands(leaf), conv))
+            t = reply if isinstance(reply, Type) else UNKNOWN
+        return t
 
     def converge(self, node: ast.expr, typer: Typer, conv: dict[int, Converge]) -> None:
         """Post-order: decide, for every node under `node`, what it converges onto."""
@@ -305,6 +314,8 @@ def _expression_roots(stmt: ast.stmt, remark: Any) -> Iterator[ast.expr]:
                     continue
                 if isinstance(stmt, ast.AugAssign) and field_name == "target":
                     continue
+                for scope in _scopes_inside(item):
+                    remark(scope, f"{type(scope).__name__.lower()} stays Python")
                 yield item
             elif isinstance(item, ast.excepthandler | ast.match_case | ast.withitem):
                 for sub in ast.iter_child_nodes(item):
@@ -312,6 +323,15 @@ def _expression_roots(stmt: ast.stmt, remark: Any) -> Iterator[ast.expr]:
                         yield from _expression_roots(sub, remark)
                     elif isinstance(sub, ast.expr):
                         yield sub
+
+
+def _scopes_inside(node: ast.AST) -> Iterator[ast.AST]:
+    """The lambdas and comprehensions inside `node` (not inside each other)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _SCOPES):
+            yield child
+        else:
+            yield from _scopes_inside(child)
 
 
 def _children(node: ast.expr) -> list[ast.expr]:
@@ -340,7 +360,8 @@ def literal_value(node: ast.expr) -> float | None:
     negate = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
     if negate:
         node = node.operand  # type: ignore[attr-defined]
-    if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+    if (not isinstance(node, ast.Constant) or isinstance(node.value, bool)
+            or not isinstance(node.value, int | float)):
         return None
     value = -node.value if negate else node.value  # -0 is 0, -0.0 is -0.0
     if isinstance(value, float) or (isinstance(value, int) and abs(value) <= 2**53):

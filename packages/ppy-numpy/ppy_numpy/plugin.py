@@ -168,8 +168,10 @@ class NumpyPlugin(Plugin):
 
     # -- convergence ---------------------------------------------------------------
     def operator(self, ctx: OperatorContext) -> Converge | Type | None:
-        operands = ctx.operands
-        if not any(_is_array(t) for t in operands) or not all(map(_fusible, operands)):
+        operands = _with_constants(ctx.operands, ctx.constants)
+        if not any(_is_array(t) for t in operands):
+            return _python_arithmetic(ctx.op, operands)
+        if not all(map(_fusible, operands)):
             return None
         result = _elementwise_result(operands)
         if result is None:
@@ -186,7 +188,7 @@ class NumpyPlugin(Plugin):
         return None
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
-        callee, args = ctx.callee, ctx.args
+        callee, args = ctx.callee, _with_constants(ctx.args, ctx.constants)
         if ctx.kwargs or not all(map(_fusible, args)):
             return None  # out=, where=, dtype=, axis=...: NumPy's own business
         if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
@@ -195,6 +197,8 @@ class NumpyPlugin(Plugin):
             return None
         if not any(t is UNKNOWN or _is_array(t) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
+        if callee == "numpy.where":
+            return _where(args)
         result = _elementwise_result(args)
         if result is None:
             return None
@@ -207,15 +211,39 @@ class NumpyPlugin(Plugin):
             return Converge("tensor.unary", result, {"op": T.UNARY_FUNCTIONS[callee]})
         if callee in T.SIGN_FUNCTIONS and len(args) == 1:
             return Converge(T.SIGN_FUNCTIONS[callee], result)
-        if callee == "numpy.where" and len(args) == 3:
-            cond = args[0]
-            if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
-                return None  # a mask computed elsewhere: NumPy's where takes it
-            if not any(map(_is_float, args[1:])):
-                return None  # int branches: NumPy's where gives an int array
-            branches = _elementwise_result(args[1:])
-            return Converge("tensor.select", branches) if branches else None
         return None
+
+
+def _python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:
+    """The type of `-x`, `x * y`, ... of Python numbers (a site's leaf, e.g. `a * -s`)."""
+    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in operands]
+    if not kinds or any(k not in ("f64", "i64") for k in kinds):
+        return None
+    if op == "Div" or (op in T.PYTHON_ARITHMETIC and "f64" in kinds):
+        return F64
+    return I64 if op in T.PYTHON_ARITHMETIC else None
+
+
+def _where(args: tuple[Type, ...]) -> Converge | None:
+    """np.where(mask, x, y) with the mask computed in the site and a float branch."""
+    if len(args) != 3:
+        return None
+    cond = args[0]
+    if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
+        return None  # a mask computed elsewhere: NumPy's where takes it
+    if not any(map(_is_float, args[1:])):
+        return None  # int branches: NumPy's where gives an int array
+    branches = _elementwise_result(args[1:])
+    return Converge("tensor.select", branches) if branches else None
+
+
+def _with_constants(types: tuple[Type, ...], constants: tuple[Any, ...]) -> tuple[Type, ...]:
+    """Operand types, with `-3` / `-2.5` (unknown to the typer) typed by their value."""
+    out = list(types)
+    for i, value in enumerate(constants[: len(out)]):
+        if out[i] is UNKNOWN and isinstance(value, int | float) and not isinstance(value, bool):
+            out[i] = F64 if isinstance(value, float) else I64
+    return tuple(out)
 
 
 def _is_array(t: Type | None) -> bool:
@@ -236,7 +264,8 @@ def _scalar_math(ctx: CallContext) -> bool:
     if not any(ctx.callee in table for table in (T.UNARY_FUNCTIONS, T.BINARY_FUNCTIONS,
                                                  T.SIGN_FUNCTIONS)):
         return False
-    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in ctx.args]
+    args = _with_constants(ctx.args, ctx.constants)
+    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in args]
     return all(k in ("f64", "i64") for k in kinds) and "f64" in kinds
 
 

@@ -18,6 +18,8 @@ DTYPES: Final[dict[str, ScalarType]] = {
 BINARY_OPERATORS: Final = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div"}
 COMPARE_OPERATORS: Final = {"Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge", "Eq": "eq",
                             "NotEq": "ne"}
+#: operators of Python numbers whose result is an int for ints, a float for a float
+PYTHON_ARITHMETIC: Final = ("UAdd", "USub", "Add", "Sub", "Mult", "FloorDiv", "Mod")
 
 # `array ** constant`: NumPy's fast_scalar_power calls these ufuncs instead of power.
 POWER_FAST_PATHS: Final = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
