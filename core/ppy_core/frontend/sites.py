@@ -202,16 +202,7 @@ class SiteFinder:
                 first_new = len(self.found.expr_sites)
                 self.collect(function, root, conv, opts)
                 for site in self.found.expr_sites[first_new:]:
-                    site.leaf_types = [self.leaf_type(leaf, typer, conv) for leaf in site.leaves]
-
-    def leaf_type(self, leaf: ast.expr, typer: Typer, conv: dict[int, Converge]) -> Type:
-        """A leaf's type; an operator the typer does not know (`-s`, `s * 2` of Python
-        numbers) takes the type a plugin's `operator` hook answers for it."""
-        t = typer.expr(leaf, conv)
-        if t is UNKNOWN and isinstance(leaf, ast.BinOp | ast.UnaryOp):
-            reply = self.oracle.operator(typer.operator_context(leaf, _operands(leaf), conv))
-            t = reply if isinstance(reply, Type) else UNKNOWN
-        return t
+                    site.leaf_types = [typer.expr(leaf, conv) for leaf in site.leaves]
 
     def converge(self, node: ast.expr, typer: Typer, conv: dict[int, Converge]) -> None:
         """Post-order: decide, for every node under `node`, what it converges onto."""

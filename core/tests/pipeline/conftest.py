@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline_harness import BAD_BACKENDS, RAISING_PLUGIN, Harness, dist  # noqa: E402
+from pipeline_harness import BAD_BACKENDS, RAISING_PLUGIN, Harness, dist
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +25,23 @@ def bad_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of throwaway distributions: plugin `halfvec` (raises in `operator`),
     backends `crashy` (raises in `lower`) and `wrong` (wrong results)."""
     root = tmp_path_factory.mktemp("badsite")
-    dist(root, "halfvec-ppy", "1.0", {"ppy.plugins": {"halfvec": "halfvec:create_plugin"}},
-         {"halfvec.py": RAISING_PLUGIN})
-    dist(root, "bad-backends", "1.0",
-         {"ppy.backends": {"crashy": "badbackends:create_crashy",
-                           "wrong": "badbackends:create_wrong"}},
-         {"badbackends.py": BAD_BACKENDS})
+    dist(
+        root,
+        "halfvec-ppy",
+        "1.0",
+        {"ppy.plugins": {"halfvec": "halfvec:create_plugin"}},
+        {"halfvec.py": RAISING_PLUGIN},
+    )
+    dist(
+        root,
+        "bad-backends",
+        "1.0",
+        {
+            "ppy.backends": {
+                "crashy": "badbackends:create_crashy",
+                "wrong": "badbackends:create_wrong",
+            }
+        },
+        {"badbackends.py": BAD_BACKENDS},
+    )
     return root

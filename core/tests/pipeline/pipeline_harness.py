@@ -80,9 +80,7 @@ def stats_table(stderr: str) -> dict[str, tuple[int, str]]:
 
 def user_stderr(stderr: str) -> str:
     """stderr without the one line `ppy run` adds when it (re)builds the artifact."""
-    return "".join(
-        line for line in stderr.splitlines(True) if not line.startswith("ppy: built ")
-    )
+    return "".join(line for line in stderr.splitlines(True) if not line.startswith("ppy: built "))
 
 
 @dataclass
@@ -100,29 +98,49 @@ class Harness:
         env.update(variables)
         return env
 
-    def _run(self, cmd: list[str], cwd: Path | None, env: Mapping[str, str] | None,
-             timeout: float) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(cmd, cwd=cwd or self.tmp, env=dict(env or self.env()),
-                              capture_output=True, text=True, timeout=timeout, check=False)
+    def _run(
+        self, cmd: list[str], cwd: Path | None, env: Mapping[str, str] | None, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            cmd,
+            cwd=cwd or self.tmp,
+            env=dict(env or self.env()),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
-    def python(self, file: Path, *args: str, cwd: Path | None = None,
-               env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def python(
+        self, file: Path, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return self._run([sys.executable, str(file), *args], cwd or file.parent, env, 60)
 
-    def ppy(self, *args: str | Path, cwd: Path | None = None,
-            env: Mapping[str, str] | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def ppy(
+        self,
+        *args: str | Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
         return self._run([*PPY, *map(str, args)], cwd, env, timeout)
 
-    def launcher(self, file: Path, *args: str, out: Path, cwd: Path | None = None,
-                 env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def launcher(
+        self,
+        file: Path,
+        *args: str,
+        out: Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """`ppy build FILE -o out`, then `out/<stem> ARGS` (the built launcher)."""
         built = self.ppy("build", file, "-o", out, cwd=cwd or file.parent, env=env)
         assert built.returncode == 0, built.stderr
         return self._run([str(out / file.stem), *args], cwd or file.parent, env, 60)
 
-    def three_ways(self, file: Path, *args: str, env: Mapping[str, str] | None = None,
-                   out: Path | None = None) -> dict[str, subprocess.CompletedProcess[str]]:
+    def three_ways(
+        self, file: Path, *args: str, env: Mapping[str, str] | None = None, out: Path | None = None
+    ) -> dict[str, subprocess.CompletedProcess[str]]:
         """The program run as `python FILE`, `ppy FILE`, `ppy run FILE`, and through
         its built launcher (DESIGN §7), each with `args`."""
         cwd = file.parent
@@ -138,8 +156,13 @@ class Harness:
 # -- throwaway distributions ----------------------------------------------------------------
 
 
-def dist(root: Path, name: str, version: str, entry_points: Mapping[str, Mapping[str, str]],
-         files: Mapping[str, str]) -> Path:
+def dist(
+    root: Path,
+    name: str,
+    version: str,
+    entry_points: Mapping[str, Mapping[str, str]],
+    files: Mapping[str, str],
+) -> Path:
     """A distribution in `root` (put `root` on PYTHONPATH): a real `*.dist-info` with
     METADATA and entry_points.txt, and its package files (path -> source)."""
     info = root / f"{name.replace('-', '_')}-{version}.dist-info"

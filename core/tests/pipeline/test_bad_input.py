@@ -64,10 +64,13 @@ def test_syntax_error_is_E0002_at_pythons_place(harness: Harness, verb: list[str
 
 
 def test_importing_a_broken_ppy_module_raises_pythons_syntax_error(harness: Harness) -> None:
-    folder = write(harness.tmp / "brokenimport", {
-        "broken.ppy": "def f(:\n    pass\n",
-        "main.ppy": "import ppy\n\nprint('start')\nimport broken\n",
-    })
+    folder = write(
+        harness.tmp / "brokenimport",
+        {
+            "broken.ppy": "def f(:\n    pass\n",
+            "main.ppy": "import ppy\n\nprint('start')\nimport broken\n",
+        },
+    )
     for done in (harness.python(folder / "main.ppy"), harness.ppy(folder / "main.ppy")):
         assert done.returncode == 1
         assert done.stdout == "start\n"
@@ -87,20 +90,25 @@ print(f(Vec([1.0, 2.0]), Vec([3.0, 4.0])))
 """
 
 
-def test_plugin_hook_that_raises_is_E1900_and_the_program_runs(harness: Harness,
-                                                               bad_site: Path) -> None:
-    folder = write(harness.tmp / "halfvec", {
-        "pyproject.toml": '[tool.ppy]\nbackends = ["pyloop"]\n\n'
-                          "[tool.ppy.plugins.halfvec]\nenabled = true\n",
-        "prog.ppy": SUB_PROGRAM,
-    })
+def test_plugin_hook_that_raises_is_E1900_and_the_program_runs(
+    harness: Harness, bad_site: Path
+) -> None:
+    folder = write(
+        harness.tmp / "halfvec",
+        {
+            "pyproject.toml": '[tool.ppy]\nbackends = ["pyloop"]\n\n'
+            "[tool.ppy.plugins.halfvec]\nenabled = true\n",
+            "prog.ppy": SUB_PROGRAM,
+        },
+    )
     env = harness.env([bad_site], PPY_STATS="1")
     done = harness.ppy(folder / "prog.ppy", env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Vec([2.0, 6.0])\n"
     assert "[E1900]" in done.stderr
-    assert "'halfvec': hook operator raised RuntimeError: halfvec has no idea about Sub" \
-        in done.stderr
+    assert (
+        "'halfvec': hook operator raised RuntimeError: halfvec has no idea about Sub" in done.stderr
+    )
     assert "Traceback" not in done.stderr
     # the failure is confined: `a * b` still converged and ran compiled
     assert stats_table(done.stderr)["prog:f.1"][0] == 1
@@ -108,19 +116,25 @@ def test_plugin_hook_that_raises_is_E1900_and_the_program_runs(harness: Harness,
     assert "site f.1 in f at prog.ppy:5:12: a * b  -> compiled by pyloop" in explain.stdout
 
 
-def test_backend_that_fails_is_E2002_and_the_site_stays_python(harness: Harness,
-                                                               bad_site: Path) -> None:
-    folder = write(harness.tmp / "crashy", {
-        "pyproject.toml": VECMATH_ON.replace('["pyloop"]', '["crashy"]'),
-        "prog.ppy": SUB_PROGRAM,
-    })
+def test_backend_that_fails_is_E2002_and_the_site_stays_python(
+    harness: Harness, bad_site: Path
+) -> None:
+    folder = write(
+        harness.tmp / "crashy",
+        {
+            "pyproject.toml": VECMATH_ON.replace('["pyloop"]', '["crashy"]'),
+            "prog.ppy": SUB_PROGRAM,
+        },
+    )
     env = harness.env([bad_site], PPY_STATS="1")
     done = harness.ppy(folder / "prog.ppy", env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Vec([2.0, 6.0])\n"
     assert "[E2002]" in done.stderr
-    assert "backend 'crashy' failed to compile site f.1: RuntimeError: crashy cannot compile " \
-           "today" in done.stderr
+    assert (
+        "backend 'crashy' failed to compile site f.1: RuntimeError: crashy cannot compile "
+        "today" in done.stderr
+    )
     assert f"{folder / 'prog.ppy'}:5:12" in done.stderr
     assert "Traceback" not in done.stderr
     assert stats_table(done.stderr) == {}  # the site was left as written: no dispatcher

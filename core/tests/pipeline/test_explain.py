@@ -49,8 +49,7 @@ class Shape:
 
 @pytest.fixture(scope="module")
 def explained(harness: Harness) -> str:
-    folder = write(harness.tmp / "explain", {"pyproject.toml": VECMATH_ON,
-                                             "prog.ppy": PROG})
+    folder = write(harness.tmp / "explain", {"pyproject.toml": VECMATH_ON, "prog.ppy": PROG})
     done = harness.ppy("explain", folder / "prog.ppy")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -62,15 +61,19 @@ def test_explain_shows_sites_ir_and_backend(explained: str) -> None:
     assert lines[0].endswith("prog.ppy: cache miss (no entry for this file yet)")
     assert lines[1] == "plugins: vecmath"
     assert "site fused.1 in fused at prog.ppy:8:12: a * b + c  -> compiled by pyloop" in lines
-    assert ("site reduced.2 in reduced at prog.ppy:12:12: vecmath.total(vecmath.sin(a) * 2.0)"
-            "  -> compiled by pyloop") in lines
+    assert (
+        "site reduced.2 in reduced at prog.ppy:12:12: vecmath.total(vecmath.sin(a) * 2.0)"
+        "  -> compiled by pyloop"
+    ) in lines
     assert "  leaves: a, b, c" in lines
     fused_ir = explained.split("site fused.1")[1].split("\nsite ")[0]
     assert fused_ir.count("tensor.kernel") == 1  # fused into one kernel
-    assert "tensor.mul" in fused_ir and "tensor.add" in fused_ir
+    assert "tensor.mul" in fused_ir
+    assert "tensor.add" in fused_ir
     assert 'func.func @"fused.1"' in fused_ir
     reduced_ir = explained.split("site reduced.2")[1]
-    assert 'tensor.unary %' in reduced_ir and '{op = "sin"}' in reduced_ir
+    assert "tensor.unary %" in reduced_ir
+    assert '{op = "sin"}' in reduced_ir
     assert "tensor.reduce" in reduced_ir
 
 

@@ -31,8 +31,7 @@ for _ in range(2):
         print("ValueError", exc)
 """
 
-EXPECTED = ("Vec([2.0, 5.0])\n" + "Vec([3.0, 5.0])\n" * 3
-            + "ValueError length mismatch\n" * 2)
+EXPECTED = "Vec([2.0, 5.0])\n" + "Vec([3.0, 5.0])\n" * 3 + "ValueError length mismatch\n" * 2
 
 VERIFY = """\
 import ppy
@@ -59,20 +58,22 @@ for call in (lambda: f(x, x), lambda: g(x)):
 
 @pytest.fixture(scope="module")
 def project(harness: Harness) -> Path:
-    return write(harness.tmp / "fb", {"pyproject.toml": VECMATH_ON, "fb.ppy": PROG,
-                                      "verify.ppy": VERIFY})
+    return write(
+        harness.tmp / "fb", {"pyproject.toml": VECMATH_ON, "fb.ppy": PROG, "verify.ppy": VERIFY}
+    )
 
 
 def _run(harness: Harness, file: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return harness.ppy(file, env=harness.env(**env))
 
 
-def test_guard_failure_falls_back_and_counts_the_reason(harness: Harness,
-                                                        project: Path) -> None:
+def test_guard_failure_falls_back_and_counts_the_reason(harness: Harness, project: Path) -> None:
     python = harness.python(project / "fb.ppy")
     assert python.stdout == EXPECTED
-    for done in (_run(harness, project / "fb.ppy", PPY_STATS="1"),
-                 harness.ppy("run", project / "fb.ppy", env=harness.env(PPY_STATS="1"))):
+    for done in (
+        _run(harness, project / "fb.ppy", PPY_STATS="1"),
+        harness.ppy("run", project / "fb.ppy", env=harness.env(PPY_STATS="1")),
+    ):
         assert done.returncode == 0, done.stderr
         assert done.stdout == EXPECTED
         fast, fallbacks = stats_table(done.stderr)["fb:f.1"]
@@ -90,8 +91,7 @@ def test_fallback_error_mode_raises_naming_the_site(harness: Harness, project: P
     assert "[E2001]" in done.stderr
 
 
-def test_fallback_warn_mode_warns_once_per_site_and_reason(harness: Harness,
-                                                           project: Path) -> None:
+def test_fallback_warn_mode_warns_once_per_site_and_reason(harness: Harness, project: Path) -> None:
     done = _run(harness, project / "fb.ppy", PPY_FALLBACK="warn")
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXPECTED
@@ -113,9 +113,13 @@ def test_verify_mode_passes_on_a_correct_backend(harness: Harness, project: Path
 
 
 def test_verify_mode_catches_a_wrong_backend(harness: Harness, bad_site: Path) -> None:
-    folder = write(harness.tmp / "wrong", {
-        "pyproject.toml": VECMATH_ON.replace('["pyloop"]', '["wrong"]'), "verify.ppy": VERIFY,
-    })
+    folder = write(
+        harness.tmp / "wrong",
+        {
+            "pyproject.toml": VECMATH_ON.replace('["pyloop"]', '["wrong"]'),
+            "verify.ppy": VERIFY,
+        },
+    )
     quiet = harness.ppy(folder / "verify.ppy", env=harness.env([bad_site]))
     assert quiet.stdout == "Vec([3.0, 6.0])\n6.0\n"  # wrong: only verify mode can tell
     done = harness.ppy(folder / "verify.ppy", env=harness.env([bad_site], PPY_VERIFY="1"))

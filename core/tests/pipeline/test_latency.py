@@ -68,9 +68,14 @@ def _best(run: Callable[[], object], n: int = 7) -> float:
 @pytest.mark.slow
 def test_report_latency(harness: Harness) -> None:
     folder = write(harness.tmp / "latency", {"tiny.ppy": TINY, "timer.py": COMPILE_TIMER})
-    vec = write(harness.tmp / "latency-vec", {"pyproject.toml": VECMATH_ON,
-                                              "tiny.ppy": "import vecmath\n" + TINY,
-                                              "five.ppy": FIVE_SITES})
+    vec = write(
+        harness.tmp / "latency-vec",
+        {
+            "pyproject.toml": VECMATH_ON,
+            "tiny.ppy": "import vecmath\n" + TINY,
+            "five.ppy": FIVE_SITES,
+        },
+    )
 
     def ok(done: object) -> None:
         assert getattr(done, "returncode", 1) == 0, getattr(done, "stderr", "")
@@ -89,8 +94,9 @@ def test_report_latency(harness: Harness) -> None:
     colds, walls = [], []
     for i in range(3):
         env = {**env, "PPY_CACHE_DIR": str(harness.tmp / f"cold-cache-{i}")}
-        done = harness._run([sys.executable, str(folder / "timer.py"), str(vec / "five.ppy")],
-                            vec, env, 120)
+        done = harness._run(
+            [sys.executable, str(folder / "timer.py"), str(vec / "five.ppy")], vec, env, 120
+        )
         ok(done)
         data = json.loads(done.stdout)
         assert data["hit"] is False
@@ -103,14 +109,26 @@ def test_report_latency(harness: Harness) -> None:
     assert explain.stdout.count("-> compiled by pyloop") == 5, explain.stdout
 
     ms = 1000
-    print(f"\nlatency (best of 7, ms): python FILE {python * ms:.0f}; "
-          f"ppy FILE warm {warm * ms:.0f} (+{(warm - python) * ms:.0f}); "
-          f"ppy run FILE warm {warm_run * ms:.0f} (+{(warm_run - python) * ms:.0f}); "
-          f"ppy FILE warm with the vecmath plugin {warm_plugin * ms:.0f} "
-          f"(+{(warm_plugin - python) * ms:.0f})")
-    print(f"cold compile of 5 sites (in-process compile_file, best of 3): "
-          f"{min(colds) * ms:.0f} ms; whole cold `ppy FILE`: {min(walls) * ms:.0f} ms")
+    print(
+        f"\nlatency (best of 7, ms): python FILE {python * ms:.0f}; "
+        f"ppy FILE warm {warm * ms:.0f} (+{(warm - python) * ms:.0f}); "
+        f"ppy run FILE warm {warm_run * ms:.0f} (+{(warm_run - python) * ms:.0f}); "
+        f"ppy FILE warm with the vecmath plugin {warm_plugin * ms:.0f} "
+        f"(+{(warm_plugin - python) * ms:.0f})"
+    )
+    print(
+        f"cold compile of 5 sites (in-process compile_file, best of 3): "
+        f"{min(colds) * ms:.0f} ms; whole cold `ppy FILE`: {min(walls) * ms:.0f} ms"
+    )
     Path(harness.tmp / "latency.txt").write_text(
-        json.dumps({"python": python, "warm": warm, "warm_run": warm_run,
-                    "warm_plugin": warm_plugin, "cold_compile": min(colds),
-                    "cold_wall": min(walls)}))
+        json.dumps(
+            {
+                "python": python,
+                "warm": warm,
+                "warm_run": warm_run,
+                "warm_plugin": warm_plugin,
+                "cold_compile": min(colds),
+                "cold_wall": min(walls),
+            }
+        )
+    )

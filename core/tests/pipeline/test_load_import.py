@@ -51,12 +51,13 @@ print(json.dumps({site: data["fast"] for site, data in sorted(ppy.stats().items(
 
 @pytest.fixture(scope="module")
 def project(harness: Harness) -> Path:
-    return write(harness.tmp / "load", {"pyproject.toml": VECMATH_ON, "helper.ppy": HELPER,
-                                        "prog.ppy": PROG, "user.py": USER})
+    return write(
+        harness.tmp / "load",
+        {"pyproject.toml": VECMATH_ON, "helper.ppy": HELPER, "prog.ppy": PROG, "user.py": USER},
+    )
 
 
-def test_load_and_import_of_ppy_modules_from_plain_python(harness: Harness,
-                                                          project: Path) -> None:
+def test_load_and_import_of_ppy_modules_from_plain_python(harness: Harness, project: Path) -> None:
     for cwd in (project, harness.tmp):  # the import path is the script's folder, not cwd
         done = harness.python(project / "user.py", cwd=cwd)
         assert done.returncode == 0, done.stderr
@@ -68,8 +69,10 @@ def test_load_and_import_of_ppy_modules_from_plain_python(harness: Harness,
 
 
 def test_load_of_a_missing_file_is_a_coded_error(harness: Harness, project: Path) -> None:
-    code = ("import ppy\ntry:\n    ppy.load('nowhere.ppy')\nexcept ppy.Error as exc:\n"
-            "    print(exc.code)\n")
+    code = (
+        "import ppy\ntry:\n    ppy.load('nowhere.ppy')\nexcept ppy.Error as exc:\n"
+        "    print(exc.code)\n"
+    )
     (project / "missing.py").write_text(code)
     done = harness.python(project / "missing.py")
     assert done.returncode == 0, done.stderr
@@ -109,14 +112,17 @@ print(json.dumps({"loaded": loaded, "plugins": [p.name for p in key.activation.p
 """
 
 
-def test_a_module_importing_no_library_imports_no_plugin(harness: Harness,
-                                                         project: Path) -> None:
+def test_a_module_importing_no_library_imports_no_plugin(harness: Harness, project: Path) -> None:
     # the project enables vecmath, and the testkit is importable: still nothing loads
     (project / "plain.ppy").write_text(PLAIN)
     (project / "probe.py").write_text(PROBE)
     for _ in range(2):  # cold (compile) and warm (hit)
-        done = harness._run([sys.executable, str(project / "probe.py"),
-                             str(project / "plain.ppy")], project, None, 60)
+        done = harness._run(
+            [sys.executable, str(project / "probe.py"), str(project / "plain.ppy")],
+            project,
+            None,
+            60,
+        )
         assert done.returncode == 0, done.stderr
         out = json.loads(done.stdout)
         assert out["loaded"] == [], out
@@ -127,13 +133,15 @@ def test_a_module_importing_no_library_imports_no_plugin(harness: Harness,
     assert ran.stdout == "5.0 1\n"
 
 
-def test_a_plugin_of_a_library_not_imported_stays_out_of_the_key(harness: Harness,
-                                                                 project: Path) -> None:
+def test_a_plugin_of_a_library_not_imported_stays_out_of_the_key(
+    harness: Harness, project: Path
+) -> None:
     # pluggy (core's dependency) is a library, but not vecmath's: the enabled vecmath
     # plugin is loaded to learn its claims, and left out of the key and the compile
     (project / "other.ppy").write_text("import pluggy\nimport helper\nprint(pluggy.__name__)\n")
-    done = harness._run([sys.executable, str(project / "probe.py"), str(project / "other.ppy")],
-                        project, None, 60)
+    done = harness._run(
+        [sys.executable, str(project / "probe.py"), str(project / "other.ppy")], project, None, 60
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["plugins"] == []

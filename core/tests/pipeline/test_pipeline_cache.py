@@ -37,8 +37,9 @@ def g(a: Vec) -> Vec:
 
 @pytest.fixture
 def project(harness: Harness, tmp_path: Path) -> Path:
-    return write(tmp_path / "proj", {"pyproject.toml": VECMATH_ON, "main.ppy": MAIN,
-                                     "helper.ppy": HELPER})
+    return write(
+        tmp_path / "proj", {"pyproject.toml": VECMATH_ON, "main.ppy": MAIN, "helper.ppy": HELPER}
+    )
 
 
 def _first_line(harness: Harness, file: Path) -> str:
@@ -62,8 +63,9 @@ def test_second_run_hits_and_edits_miss(harness: Harness, project: Path) -> None
     assert _first_line(harness, main) == f"{main}: cache hit"
 
 
-def test_editing_an_imported_project_module_misses_for_main(harness: Harness,
-                                                            project: Path) -> None:
+def test_editing_an_imported_project_module_misses_for_main(
+    harness: Harness, project: Path
+) -> None:
     main = project / "main.ppy"
     assert harness.ppy(main).returncode == 0
     assert _first_line(harness, main) == f"{main}: cache hit"
@@ -79,8 +81,11 @@ def test_editing_an_imported_project_module_misses_for_main(harness: Harness,
 def test_corrupted_entry_warns_once_and_is_rebuilt(harness: Harness, project: Path) -> None:
     main = project / "main.ppy"
     assert harness.ppy(main).returncode == 0
-    entries = [p for p in (harness.cache / "entries").glob("*/files/module.code")
-               if str(main) in (p.parent / "manifest.json").read_text()]
+    entries = [
+        p
+        for p in (harness.cache / "entries").glob("*/files/module.code")
+        if str(main) in (p.parent / "manifest.json").read_text()
+    ]
     assert len(entries) == 1
     code = entries[0]
     code.write_bytes(code.read_bytes()[:16])  # truncated
@@ -108,19 +113,29 @@ def test_cache_info_and_clear(harness: Harness, project: Path, tmp_path: Path) -
     assert "removed 2 entries" in cleared.stdout
     assert "entries: 0" in harness.ppy("cache", "info", env=env).stdout
     assert _first_line_env(harness, project / "main.ppy", env).startswith(
-        f"{project / 'main.ppy'}: cache miss")
+        f"{project / 'main.ppy'}: cache miss"
+    )
 
 
 def _first_line_env(harness: Harness, file: Path, env: dict[str, str]) -> str:
     return harness.ppy("explain", file, env=env).stdout.splitlines()[0]
 
 
-def test_concurrent_compiles_of_one_file_both_succeed(harness: Harness, project: Path,
-                                                      tmp_path: Path) -> None:
+def test_concurrent_compiles_of_one_file_both_succeed(
+    harness: Harness, project: Path, tmp_path: Path
+) -> None:
     env = harness.env(PPY_CACHE_DIR=str(tmp_path / "race-cache"))
-    procs = [subprocess.Popen([*PPY, str(project / "main.ppy")], cwd=project, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [*PPY, str(project / "main.ppy")],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=60) for p in procs]
     for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err

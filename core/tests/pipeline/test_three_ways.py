@@ -5,11 +5,20 @@ exit codes, argv, `__name__` and tracebacks are those of `python FILE`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
-from pipeline_harness import COMPILER_PROBE, VECMATH_ON, WAYS, Harness, stats_table, user_stderr, write
+from pipeline_harness import (
+    COMPILER_PROBE,
+    VECMATH_ON,
+    WAYS,
+    Harness,
+    stats_table,
+    user_stderr,
+    write,
+)
 
 PROG = f"""\
 import sys
@@ -89,8 +98,10 @@ main()
 
 @pytest.fixture(scope="module")
 def project(harness: Harness) -> Path:
-    return write(harness.tmp / "proj", {"pyproject.toml": VECMATH_ON, "prog.ppy": PROG,
-                                        "helper.ppy": HELPER, "errs.ppy": ERRS})
+    return write(
+        harness.tmp / "proj",
+        {"pyproject.toml": VECMATH_ON, "prog.ppy": PROG, "helper.ppy": HELPER, "errs.ppy": ERRS},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -128,18 +139,16 @@ def test_no_compiler_in_ppy_run_or_the_launcher(
     runs: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
     def probe(way: str) -> str:
-        return next(line for line in runs[way].stderr.splitlines()
-                    if line.startswith("compiler:"))
+        return next(line for line in runs[way].stderr.splitlines() if line.startswith("compiler:"))
 
     assert probe("run") == "compiler: []"
     assert probe("launcher") == "compiler: []"
-    assert "ppy_core.frontend" in probe("ppy")  # the probe sees a compiler when there is one
+    assert "ppy_core.driver" in probe("ppy")  # the probe sees a compiler when there is one
 
 
-def test_artifact_manifest_lists_modules_sites_kernels(harness: Harness, project: Path,
-                                                       runs: object) -> None:
-    import json
-
+def test_artifact_manifest_lists_modules_sites_kernels(
+    harness: Harness, project: Path, runs: object
+) -> None:
     manifest = json.loads((harness.tmp / "prog.artifact" / "manifest.json").read_text())
     assert set(manifest["modules"]) == {"__main__", "helper"}
     compiled = {(s["module"], s["id"]) for s in manifest["sites"] if s["compiled"]}
@@ -152,8 +161,9 @@ def test_artifact_manifest_lists_modules_sites_kernels(harness: Harness, project
     ("what", "code"),
     [("fine", 0), ("exit3", 3), ("exitmsg", 1), ("zero", 1), ("mismatch", 1)],
 )
-def test_exit_codes_argv_and_tracebacks_as_python(harness: Harness, project: Path, what: str,
-                                                  code: int) -> None:
+def test_exit_codes_argv_and_tracebacks_as_python(
+    harness: Harness, project: Path, what: str, code: int
+) -> None:
     file = project / "errs.ppy"
     python = harness.python(file, what, "x y")
     assert python.returncode == code, python.stderr

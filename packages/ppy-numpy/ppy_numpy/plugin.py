@@ -198,7 +198,7 @@ class NumpyPlugin(Plugin):
         if not any(t is UNKNOWN or _is_array(t) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
         if callee == "numpy.where":
-            return _where(args)
+            return _where(args, ctx.constants)
         result = _elementwise_result(args)
         if result is None:
             return None
@@ -224,15 +224,19 @@ def _python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:
     return I64 if op in T.PYTHON_ARITHMETIC else None
 
 
-def _where(args: tuple[Type, ...]) -> Converge | None:
-    """np.where(mask, x, y) with the mask computed in the site and a float branch."""
+def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None:
+    """np.where(mask, x, y) with the mask computed in the site. Its dtype is float64
+    only if a branch is surely float: an array (the guard checks float64) or a float
+    literal; two Python-number variables could be two ints at run time (an int array)."""
     if len(args) != 3:
         return None
     cond = args[0]
     if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
         return None  # a mask computed elsewhere: NumPy's where takes it
-    if not any(map(_is_float, args[1:])):
-        return None  # int branches: NumPy's where gives an int array
+    consts = (*constants, NOT_CONSTANT, NOT_CONSTANT, NOT_CONSTANT)[1:3]
+    if not any((_is_float(t) and not isinstance(t, ScalarType)) or isinstance(c, float)
+               for t, c in zip(args[1:], consts, strict=True)):
+        return None  # no sure float branch: NumPy's where may give an int array
     branches = _elementwise_result(args[1:])
     return Converge("tensor.select", branches) if branches else None
 

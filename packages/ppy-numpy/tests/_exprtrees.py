@@ -46,6 +46,45 @@ def has_array(tree: Any) -> bool:
     return any(has_array(x) for x in tree[1:])
 
 
+FLOAT_CONSTS = tuple(c for c in CONSTS if "." in c or "e" in c)
+
+
+def _scalar_float(tree: Any) -> bool:
+    """A subtree without arrays that the compiler types as a float: a float literal,
+    the float parameter, or np.<fn> calls of those (Python numbers in, numpy.float64
+    out). Operators of Python numbers (`-s`, `s * 2`) are not typed by the core yet:
+    such a leaf is guarded as an array and always falls back."""
+    kind = tree[0]
+    if kind == "scalar" or (kind == "const" and tree[1] in FLOAT_CONSTS):
+        return True
+    if kind in ("fn1", "fn2"):
+        args = tree[2:]
+        return all(_scalar_ok(a) for a in args) and any(_scalar_float(a) for a in args)
+    return False
+
+
+def _scalar_ok(tree: Any) -> bool:
+    return tree[0] in ("scalar", "const") or _scalar_float(tree)
+
+
+def valid(tree: Any) -> bool:
+    """Whether `tree` compiles to one site whose fast path takes every float64 input."""
+    kind = tree[0]
+    if kind in ("arr", "scalar", "const"):
+        return True
+    if not has_array(tree) and kind not in ("expr", "cmp", "reduce", "method"):
+        return _scalar_ok(tree)
+    if kind == "where":
+        _op, x, y = tree[1]
+        t, f = tree[2], tree[3]
+        sure_float = any(has_array(b) or (b[0] == "const" and b[1] in FLOAT_CONSTS)
+                         for b in (t, f))
+        return sure_float and all(map(valid, (x, y, t, f)))
+    if kind == "cmp":
+        return valid(tree[2]) and valid(tree[3])
+    return all(valid(x) for x in tree[1:] if isinstance(x, tuple))
+
+
 def expressions(unary: tuple[str, ...], max_leaves: int = 7) -> st.SearchStrategy[Any]:
     """float64-valued trees; `unary` are the np.* functions allowed (proven ones)."""
     leaf = st.one_of(
@@ -78,7 +117,7 @@ def roots(unary: tuple[str, ...]) -> st.SearchStrategy[Any]:
         st.tuples(st.just("cmp"), st.sampled_from(CMPS), x, x),
         st.tuples(st.just("reduce"), st.sampled_from(sorted(REDUCTIONS)), x),
         st.tuples(st.just("method"), st.sampled_from(METHODS), x),
-    )
+    ).filter(valid)
 
 
 def render(tree: Any) -> str:
