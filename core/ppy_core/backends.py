@@ -46,6 +46,13 @@ class Backend:
     name: ClassVar[str] = ""
     interface: ClassVar[int] = INTERFACE
     version: ClassVar[str] = "0"
+    modules: ClassVar[tuple[str, ...]] = ()  # serves only modules importing one of these
+
+    def relevant(self, imported: frozenset[str]) -> bool:
+        """Whether a module importing the top-level modules `imported` can use this
+        backend. Only relevant backends are fingerprinted into its cache key, so a
+        NumPy module's cached start never imports torch or jax."""
+        return not self.modules or bool(imported & set(self.modules))
 
     def fingerprint(self) -> str:
         """Own version plus the toolchain and target it generates for."""

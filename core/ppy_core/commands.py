@@ -27,7 +27,7 @@ def _existing(file: str) -> Path:
 
 def run_file(file: str, argv: list[str]) -> int:
     """`ppy FILE ARGS`: compile through the cache in-process, run as __main__."""
-    from ppy_core.driver import compile_file, report_diagnostics
+    from ppy_core.compiling import compile_file, report_diagnostics
 
     path = _existing(file)
     compiled = compile_file(path)
@@ -38,7 +38,7 @@ def run_file(file: str, argv: list[str]) -> int:
 
 def build_artifact(file: str, output: str | None) -> Path:
     """Compile FILE and the project modules it imports into a self-contained folder."""
-    from ppy_core.driver import compile_file, load_manifest, report_diagnostics
+    from ppy_core.compiling import compile_file, load_manifest, report_diagnostics
 
     path = _existing(file)
     out = Path(output) if output else path.parent / f"{path.stem}.ppyapp"
@@ -124,7 +124,7 @@ def _fresh(root: Path, path: Path, module_key: Any) -> bool:
 
 def explain_file(file: str) -> str:
     """Per function and site: the IR, the backend chosen, every reason for Python."""
-    from ppy_core.driver import compile_file, load_manifest, report_diagnostics
+    from ppy_core.compiling import compile_file, load_manifest, report_diagnostics
 
     path = _existing(file)
     compiled = compile_file(path)

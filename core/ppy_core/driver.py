@@ -8,19 +8,17 @@ failure confined to one site leaves that site Python with a diagnostic.
 from __future__ import annotations
 
 import ast
-import json
 import logging
 import marshal
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ppy_core import __version__
 from ppy_core.backends import Backend, CompiledUnit, LowerContext
-from ppy_core.cache import Cache, Entry
+from ppy_core.compiling import Compiled, cache_for, compile_file, load_manifest, report_diagnostics
 from ppy_core.diagnostics import Diagnostic, Error, Location
 from ppy_core.frontend.lowering import build_site_ir
 from ppy_core.frontend.oracle import Oracle
@@ -30,7 +28,7 @@ from ppy_core.frontend.transform import compile_module_code, rewrite_module
 from ppy_core.hooks import HookCaller
 from ppy_core.ir import DialectRegistry, PassManager, core_registry, print_ir
 from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp
-from ppy_core.keying import ModuleKey, module_key
+from ppy_core.keying import ModuleKey
 from ppy_core.passes import CORE_PASSES
 from ppy_core.plugins import ModuleContext
 from ppy_core.runtime.artifact import MANIFEST, write_manifest
@@ -38,34 +36,7 @@ from ppy_core.runtime.artifact import MANIFEST, write_manifest
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Compiled:
-    entry: Entry
-    key: ModuleKey
-    hit: bool
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    miss_reason: str = ""
-
-
-def cache_for(key: ModuleKey) -> Cache:
-    return Cache(key.config.cache_dir) if key.config.cache_dir else Cache()
-
-
-def compile_file(path: Path, *, cache: Cache | None = None) -> Compiled:
-    """The artifact entry of `path`, from the cache or freshly built."""
-    key = module_key(path.resolve())
-    cache = cache or cache_for(key)
-    entry = cache.lookup(key.key)
-    if entry is not None:
-        return Compiled(entry, key, hit=True)
-    reason = cache.explain_miss(key.key, str(key.path), key.components)
-    builder = _Builder(key)
-    entry = cache.store(key.key, builder.build, source_id=str(key.path),
-                        components=key.components)
-    return Compiled(entry, key, hit=False, diagnostics=builder.diagnostics, miss_reason=reason)
-
-
-class _Builder:
+class Builder:
     """Builds one module's artifact into the directory the cache hands it."""
 
     def __init__(self, key: ModuleKey) -> None:
@@ -129,7 +100,8 @@ class _Builder:
         write_manifest(out / MANIFEST, manifest)
         return {"module": str(self.key.path)}
 
-    def expr_site(self, site: ExprSite, passes: list[Any], out: Path) -> tuple[dict[str, Any], CompiledUnit | None]:
+    def expr_site(self, site: ExprSite, passes: list[Any], out: Path
+                  ) -> tuple[dict[str, Any], CompiledUnit | None]:
         record: dict[str, Any] = {
             "id": site.id, "function": site.function, "line": site.node.lineno,
             "col": site.node.col_offset + 1, "text": ast.unparse(site.node),
@@ -250,14 +222,6 @@ def _located(diagnostic: Diagnostic, path: Path, node: ast.AST) -> Diagnostic:
                       diagnostic.severity)
 
 
-def load_manifest(entry: Entry) -> dict[str, Any]:
-    return json.loads((entry.path / MANIFEST).read_text())
+__all__ = ["Builder", "Compiled", "compile_file", "cache_for", "load_manifest",
+           "report_diagnostics"]
 
-
-__all__ = ["Compiled", "compile_file", "cache_for", "load_manifest", "report_diagnostics"]
-
-
-def report_diagnostics(compiled: Compiled) -> None:
-    """Print a fresh compile's diagnostics once, to stderr (a cache hit prints none)."""
-    for diagnostic in compiled.diagnostics:
-        sys.stderr.write(diagnostic.render() + "\n")

@@ -62,8 +62,11 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
         tree = None  # the compile reports it; the key still covers the bytes
     scope = scan_module(tree, path) if tree is not None else None
     project_files = dict(scope.project_files) if scope else {}
-    activation = _activation(imported_modules(tree or source), project_files, config)
-    backends = load_backends(config).backends if activation.plugins else ()
+    imported = imported_modules(tree or source)
+    activation = _activation(imported, project_files, config)
+    tops = frozenset(m.partition(".")[0] for m in imported)
+    backends = tuple(b for b in load_backends(config).backends
+                     if b.relevant(tops)) if activation.plugins else ()
     plugin_fps = plugin_fingerprints(activation.plugins)
     backend_fps = backend_fingerprints(backends)
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}

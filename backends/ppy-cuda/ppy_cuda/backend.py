@@ -56,6 +56,11 @@ class CudaBackend(Backend):
             missing.append("an NVIDIA driver (no GPU found)")
         return ", ".join(missing) or None
 
+    def relevant(self, imported: frozenset[str]) -> bool:
+        """No module uses it until it lowers something (then it serves array modules):
+        keying a module must not probe a CUDA toolkit for nothing."""
+        return False
+
     def can_lower(self, func: Operation) -> str | None:
         """Nothing yet: the PTX code generator lands with the CUDA issue."""
         return "the cuda backend does not lower yet (its code generator lands with the CUDA issue)"

@@ -68,12 +68,41 @@ def required_features() -> tuple[str, ...]:
 
 @functools.cache
 def fingerprint() -> str:
-    """``v1:llvm=X.Y.Z:cpu=NAME:features=<sha256 prefix>``."""
-    ll = llvm()
-    cpu, features = host()
-    version = ".".join(map(str, ll.llvm_version_info))
-    digest = hashlib.sha256(features.encode()).hexdigest()[:16]
-    return f"{VERSION}:llvm={version}:cpu={cpu}:features={digest}"
+    """``v1:llvmlite=X:cpu=<sha256 prefix>:features=<sha256 prefix>``, without llvmlite.
+
+    It is part of every cache key of a module with NumPy sites, so it is computed
+    from package metadata and /proc/cpuinfo (a cached run, and `ppy run`, must not
+    import llvmlite). The exact LLVM host CPU and features are recorded in each
+    kernel library, which refuses to run on a CPU lacking them."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("llvmlite")
+    except metadata.PackageNotFoundError:
+        version = "none"
+    cpu, flags = _cpuinfo()
+    cpu_id = hashlib.sha256(cpu.encode()).hexdigest()[:12]
+    digest = hashlib.sha256(flags.encode()).hexdigest()[:16]
+    return f"{VERSION}:llvmlite={version}:cpu={cpu_id}:features={digest}"
+
+
+def _cpuinfo() -> tuple[str, str]:
+    """(vendor/family/model/name, sorted flags) of the first CPU in /proc/cpuinfo."""
+    import platform
+
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        return platform.machine() + ":" + platform.processor(), ""
+    cpu = ":".join(fields.get(k, "") for k in ("vendor_id", "cpu family", "model", "model name"))
+    flags = " ".join(sorted(fields.get("flags", fields.get("Features", "")).split()))
+    return cpu or platform.machine(), flags
 
 
 @functools.cache

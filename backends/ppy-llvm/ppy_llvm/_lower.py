@@ -9,6 +9,7 @@ the dispatcher reads are the flags NumPy's separate passes would raise.
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -59,9 +60,12 @@ class LowerCtx:
         return "<" + ", ".join([f"double {lit}"] * self.width) + ">"
 
     def binop(self, kind: str, a: str, b: str) -> str:
-        """fadd/fsub/fmul/fdiv, strict or fast."""
+        """fadd/fsub/fmul/fdiv, strict or fast. Strict x86 code pins the instruction
+        and its operand order (`pinned_binop`)."""
         if not self.strict:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
+        if x86_isa():
+            return pinned_binop(self, kind, a, b)
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
         return self.em.assign(
@@ -112,13 +116,60 @@ def lower_arith(ctx: LowerCtx, node: Node, args: list[str]) -> str:
         sa, sb = (ctx.scalar_like(v) for v in node.args)
         if ctx.big and ((sb and not sa) or (not sa and not sb and ctx.width == 1)):
             a, b = b, a
-        if ctx.width == 1 and ctx.strict and platform.machine() in ("x86_64", "AMD64"):
-            # LLVM commutes fadd/fmul to fold a load; pin the operand order (scalar code only)
-            insn = "addsd" if node.op == "add" else "mulsd"
-            return ctx.em.assign(
-                f'call double asm "{insn} $2, $0", "=x,0,x"(double {a}, double {b}) #1'
-            )
     return ctx.binop(_ARITH[node.op], a, b)
+
+
+@functools.cache
+def x86_isa() -> str:
+    """``avx512`` / ``avx`` / ``sse2`` for the x86 host the kernels are built for, or ``""``."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return ""
+    from ._host import host
+
+    features = set(host()[1].split(","))
+    return "avx512" if "+avx512f" in features else "avx" if "+avx" in features else "sse2"
+
+
+_X86_OP = {"fadd": "add", "fsub": "sub", "fmul": "mul", "fdiv": "div"}
+
+
+def pinned_binop(ctx: LowerCtx, kind: str, a: str, b: str) -> str:
+    """``a op b`` as one x86 instruction in inline asm, `a` its first source.
+
+    LLVM gives no guarantee on NaN bits: it commutes fadd/fmul to fold a load and its
+    instruction selection rewrites ``(-x) + y`` into ``y - x`` even for constrained
+    (strictfp) operations. x86 returns the first source's NaN when both are NaN and
+    keeps a NaN operand's sign, so only a pinned instruction gives NumPy's NaN bits.
+    The lanes of a vector are split into the host's register width."""
+    op, em = _X86_OP[kind], ctx.em
+    isa = x86_isa()
+    lanes = {"avx512": 8, "avx": 4, "sse2": 2}[isa] if ctx.width > 1 else 1
+    suffix = "sd" if lanes == 1 else "pd"
+    if isa == "sse2":
+        asm, cons = f"{op}{suffix} $2, $0", "=x,0,x"
+    else:
+        asm, cons = f"v{op}{suffix} $2, $1, $0", "=v,v,v" if lanes == 8 else "=x,x,x"
+
+    def one(t: str, x: str, y: str) -> str:
+        return em.assign(f'call {t} asm "{asm}", "{cons}"({t} {x}, {t} {y}) {STRICT_ATTR}')
+
+    if ctx.width == 1 or lanes == ctx.width:
+        return one(ctx.ft, a, b)
+    part = f"<{lanes} x double>"
+    pieces = []
+    for k in range(0, ctx.width, lanes):
+        mask = "<" + ", ".join(f"i32 {k + j}" for j in range(lanes)) + ">"
+        xa = em.assign(f"shufflevector {ctx.ft} {a}, {ctx.ft} poison, <{lanes} x i32> {mask}")
+        xb = em.assign(f"shufflevector {ctx.ft} {b}, {ctx.ft} poison, <{lanes} x i32> {mask}")
+        pieces.append((lanes, one(part, xa, xb)))
+    while len(pieces) > 1:  # concatenate pairwise back to the full width
+        (n, lo), (_, hi) = pieces[0], pieces[1]
+        mask = "<" + ", ".join(f"i32 {j}" for j in range(2 * n)) + ">"
+        joined = em.assign(
+            f"shufflevector <{n} x double> {lo}, <{n} x double> {hi}, <{2 * n} x i32> {mask}"
+        )
+        pieces = [*pieces[2:], (2 * n, joined)]
+    return pieces[0][1]
 
 
 def lower_extremum(ctx: LowerCtx, node: Node, args: list[str]) -> str:

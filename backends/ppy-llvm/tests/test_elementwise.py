@@ -119,15 +119,7 @@ def test_maximum_minimum_semantics() -> None:
     assert same_bits(np.minimum(a, b), np.where(np.isnan(a), a, np.where(a < b, a, b)))
 
 
-N8 = pytest.param(
-    8,
-    marks=pytest.mark.xfail(
-        reason="n == 8, NaN array op NaN scalar: vector operand order not pinned"
-    ),
-)
-
-
-@pytest.mark.parametrize("n", [1, 5, N8, 9, 16, 17, 37, 300])
+@pytest.mark.parametrize("n", [1, 5, 8, 9, 16, 17, 37, 300])
 def test_nan_sign_propagation(sites, n: int) -> None:
     """Both operands NaN: NumPy's add/multiply keep the first NaN in the SIMD body but
     the second in the scalar tail (last n % 8, n > 8); scalars win when n > 8."""

@@ -22,6 +22,7 @@ class StablehloBackend(Backend):
     """Runs exported JAX functions (StableHLO) through PJRT."""
 
     name: ClassVar[str] = "stablehlo"
+    modules: ClassVar[tuple[str, ...]] = ("jax",)
     version: ClassVar[str] = "1"
 
     def fingerprint(self) -> str:

@@ -127,11 +127,19 @@ def difference(got: Any, want: Any, nan_payload: bool = True) -> str | None:
             f"{np.asarray(want).ravel()[i]!r} ({int(w.ravel()[i]):#x})")
 
 
-def outcome_difference(got: Outcome, want: Outcome, nan_payload: bool = True) -> str | None:
-    """`difference` for whole outcomes: values, exceptions and warnings."""
+def outcome_difference(got: Outcome, want: Outcome, nan_payload: bool = True,
+                       warning_order: bool = False) -> str | None:
+    """`difference` for whole outcomes: values, exceptions and warnings.
+
+    Warnings are compared as a multiset unless `warning_order`: a site's leaves (say
+    `np.reciprocal(0.0)`) run before its fused operations, so a warning of a leaf can
+    come before one NumPy gave earlier in the expression (see the package README)."""
     if got.error != want.error:
         return f"error {got.error} != {want.error}"
-    if got.warnings != want.warnings:
+    gw, ww = got.warnings, want.warnings
+    if not warning_order:
+        gw, ww = tuple(sorted(gw, key=repr)), tuple(sorted(ww, key=repr))
+    if gw != ww:
         return f"warnings {got.warnings} != {want.warnings}"
     if got.error is None:
         return difference(got.value, want.value, nan_payload)

@@ -28,6 +28,7 @@ class AtenBackend(Backend):
 
     name: ClassVar[str] = "aten"
     version: ClassVar[str] = "1"
+    modules: ClassVar[tuple[str, ...]] = ("torch",)
 
     def __init__(self, cache_root: Path | None = None) -> None:
         self._cache_root = cache_root
