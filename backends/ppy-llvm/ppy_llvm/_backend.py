@@ -30,6 +30,9 @@ class LlvmBackend(Backend):
         """None if `func_op` lowers, else the coded reason it stays NumPy."""
         from ._from_ir import spec_from_func
 
+        foreign = _foreign_library(func_op)
+        if foreign:
+            return reason("E2108", f"arrays of '{foreign}'")
         try:
             spec = spec_from_func(
                 func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath"))
@@ -77,6 +80,20 @@ class LlvmBackend(Backend):
         from .loader import kernel_address
 
         return kernel_address(kernel)
+
+
+#: array libraries whose run-time guard and dispatcher this backend's loader has
+RUNTIMES: dict[str, str] = {"numpy": "ppy_llvm.loader:load_site", "": "ppy_llvm.loader:load_site"}
+
+
+def _foreign_library(func_op: Any) -> str:
+    """The first tensor library among the function's arguments with no runtime here."""
+    for op in getattr(func_op, "walk", lambda: ())():
+        for value in [*op.operands, *op.results]:
+            library = getattr(value.type, "library", "")
+            if library not in RUNTIMES:
+                return library
+    return ""
 
 
 def _unit(kernel: CompiledKernel, ctx: Any) -> Any:

@@ -37,8 +37,17 @@ def test_fingerprint_format_and_stability() -> None:
     from ppy_llvm import create_backend
 
     fp = create_backend().fingerprint()
-    assert re.fullmatch(r"v1:llvm=\d+\.\d+\.\d+:cpu=[\w-]+:features=[0-9a-f]{16}", fp)
+    assert re.fullmatch(r"v1:llvmlite=\d+\.\d+\.\d+:cpu=[0-9a-f]{12}:features=[0-9a-f]{16}", fp)
     assert fp == create_backend().fingerprint()
+
+
+def test_fingerprint_imports_no_llvmlite() -> None:
+    """The fingerprint enters every NumPy module's cache key: a cached run (and
+    `ppy run`) must not import llvmlite to compute it."""
+    code = ("import sys; from ppy_llvm import create_backend; create_backend().fingerprint(); "
+            "print('llvmlite' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 @pytest.mark.needs_llvm
