@@ -28,6 +28,7 @@ __all__ = [
     "reset_stats",
 ]
 
+
 def _install_finder() -> None:
     """`import ppy` lets Python import `.ppy` modules."""
     from ppy_core.runtime.finder import install

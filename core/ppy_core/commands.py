@@ -20,8 +20,12 @@ from ppy_core.runtime.launch import launch, run_main
 def _existing(file: str) -> Path:
     path = Path(file)
     if not path.is_file():
-        raise Error(f"{file}: no such file", code="E0001", location=Location(file),
-                    hint="give the path of a .ppy or .py file")
+        raise Error(
+            f"{file}: no such file",
+            code="E0001",
+            location=Location(file),
+            hint="give the path of a .ppy or .py file",
+        )
     return path.resolve()
 
 
@@ -61,15 +65,22 @@ def build_artifact(file: str, output: str | None) -> Path:
         _summarize(summary, name, folder, manifest)
         for dep, dep_path in manifest.get("project_files", {}).items():
             todo.append((dep, Path(dep_path)))
-    top = {"format": 1, "main": "__main__", "modules": modules,
-           "python": sys.implementation.cache_tag, **summary}
+    top = {
+        "format": 1,
+        "main": "__main__",
+        "modules": modules,
+        "python": sys.implementation.cache_tag,
+        **summary,
+    }
     (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
     launcher = staging / path.stem
-    launcher.write_text(f"#!{sys.executable}\n\"\"\"Runs the PPy artifact in this folder.\"\"\"\n"
-                        "import pathlib, sys\n"
-                        "from ppy_core.runtime.launch import launch\n"
-                        "sys.exit(launch(pathlib.Path(__file__).resolve().parent, "
-                        "sys.argv[1:]))\n")
+    launcher.write_text(
+        f'#!{sys.executable}\n"""Runs the PPy artifact in this folder."""\n'
+        "import pathlib, sys\n"
+        "from ppy_core.runtime.launch import launch\n"
+        "sys.exit(launch(pathlib.Path(__file__).resolve().parent, "
+        "sys.argv[1:]))\n"
+    )
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     shutil.rmtree(out, ignore_errors=True)
     os.replace(staging, out)
@@ -81,8 +92,14 @@ def _summarize(summary: dict[str, Any], name: str, folder: str, manifest: dict[s
     for kind in ("expr_sites", "function_sites"):
         for record in manifest[kind]:
             unit = record.get("unit")
-            summary["sites"].append({"module": name, "id": record["id"], "kind": kind[:-6],
-                                     "compiled": unit is not None})
+            summary["sites"].append(
+                {
+                    "module": name,
+                    "id": record["id"],
+                    "kind": kind[:-6],
+                    "compiled": unit is not None,
+                }
+            )
             if unit is None:
                 continue
             target = "regions" if kind == "function_sites" else "kernels"
@@ -130,14 +147,18 @@ def explain_file(file: str) -> str:
     compiled = compile_file(path)
     report_diagnostics(compiled)
     manifest = load_manifest(compiled.entry)
-    lines = [f"{path}: cache {'hit' if compiled.hit else 'miss'}"
-             + (f" ({compiled.miss_reason})" if compiled.miss_reason else ""),
-             f"plugins: {', '.join(manifest['plugins']) or 'none (no library imported)'}"]
+    lines = [
+        f"{path}: cache {'hit' if compiled.hit else 'miss'}"
+        + (f" ({compiled.miss_reason})" if compiled.miss_reason else ""),
+        f"plugins: {', '.join(manifest['plugins']) or 'none (no library imported)'}",
+    ]
     for record in manifest["expr_sites"]:
         where = f"{path.name}:{record['line']}:{record['col']}"
         state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
-        lines.append(f"\nsite {record['id']} in {record['function']} at {where}: "
-                     f"{record['text']}  -> {state}")
+        lines.append(
+            f"\nsite {record['id']} in {record['function']} at {where}: "
+            f"{record['text']}  -> {state}"
+        )
         lines.append(f"  leaves: {', '.join(record['leaves']) or '-'}")
         for reason in record["reasons"]:
             lines.append(f"  reason: {reason}")
@@ -146,15 +167,17 @@ def explain_file(file: str) -> str:
             lines.extend("    " + line for line in record["ir_final"].splitlines())
     for record in manifest["function_sites"]:
         state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
-        lines.append(f"\nfunction {record['function']} (line {record['line']}): whole "
-                     f"region -> {state}")
+        lines.append(
+            f"\nfunction {record['function']} (line {record['line']}): whole region -> {state}"
+        )
         for reason in record["reasons"]:
             lines.append(f"  reason: {reason}")
     if manifest["remarks"]:
         lines.append("\nstays Python:")
         for remark in manifest["remarks"]:
-            lines.append(f"  {path.name}:{remark['line']} ({remark['function']}): "
-                         f"{remark['message']}")
+            lines.append(
+                f"  {path.name}:{remark['line']} ({remark['function']}): {remark['message']}"
+            )
     for diagnostic in manifest["diagnostics"]:
         lines.append(diagnostic)
     return "\n".join(lines)
@@ -167,8 +190,10 @@ def cache_command(action: str) -> str:
     if action == "clear":
         return f"removed {cache.clear()} entries from {cache.root}"
     info = cache.info()
-    return (f"cache: {info.place}\nentries: {info.entries}\n"
-            f"size: {info.size_bytes / 1e6:.1f} MB of {info.max_bytes / 1e6:.0f} MB")
+    return (
+        f"cache: {info.place}\nentries: {info.entries}\n"
+        f"size: {info.size_bytes / 1e6:.1f} MB of {info.max_bytes / 1e6:.0f} MB"
+    )
 
 
 __all__ = ["run_file", "build_artifact", "run_artifact", "explain_file", "cache_command"]

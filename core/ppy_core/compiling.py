@@ -39,11 +39,8 @@ def compile_file(path: Path, *, cache: Cache | None = None) -> Compiled:
     from ppy_core.driver import Builder  # the compiler, on a miss only
 
     builder = Builder(key)
-    entry = cache.store(key.key, builder.build, source_id=str(key.path),
-                        components=key.components)
+    entry = cache.store(key.key, builder.build, source_id=str(key.path), components=key.components)
     return Compiled(entry, key, hit=False, diagnostics=builder.diagnostics, miss_reason=reason)
-
-
 
 
 def load_manifest(entry: Entry) -> dict[str, Any]:

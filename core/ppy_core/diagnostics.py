@@ -99,16 +99,26 @@ class Error(Exception):
 
     code: str = "E9001"
 
-    def __init__(self, message: str, *, hint: str = "", location: Location | None = None,
-                 code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str = "",
+        location: Location | None = None,
+        code: str | None = None,
+    ) -> None:
         self.diagnostic = Diagnostic(code or self.code, message, hint, location)
         self.code = self.diagnostic.code
         super().__init__(self.diagnostic.render())
 
     @classmethod
     def from_diagnostic(cls, diagnostic: Diagnostic) -> Error:
-        return cls(diagnostic.message, hint=diagnostic.hint, location=diagnostic.location,
-                   code=diagnostic.code)
+        return cls(
+            diagnostic.message,
+            hint=diagnostic.hint,
+            location=diagnostic.location,
+            code=diagnostic.code,
+        )
 
 
 class ConfigError(Error):
@@ -160,6 +170,17 @@ class NotYetError(Error):
 
 
 __all__ = [
-    "CODES", "Location", "Diagnostic", "Error", "ConfigError", "PluginError", "InvalidIRError",
-    "BackendError", "CacheError", "InternalError", "VerifyError", "NotYetError", "Severity",
+    "CODES",
+    "Location",
+    "Diagnostic",
+    "Error",
+    "ConfigError",
+    "PluginError",
+    "InvalidIRError",
+    "BackendError",
+    "CacheError",
+    "InternalError",
+    "VerifyError",
+    "NotYetError",
+    "Severity",
 ]

@@ -59,13 +59,15 @@ class Builder:
         oracle = Oracle(hooks)
         scope = self.key.scope
         imports = dict(scope.imports) if scope else {}
-        module_ctx = ModuleContext(str(self.key.path), self.key.path.stem, imports,
-                                   report=self.report)
+        module_ctx = ModuleContext(
+            str(self.key.path), self.key.path.stem, imports, report=self.report
+        )
         finder = SiteFinder(oracle, module_ctx, self.key.config.opt)
         findings = finder.run(source.tree)
         for node, reject in findings.rejects:
-            self.report(Diagnostic(reject.code, reject.message, reject.hint,
-                                   _where(self.key.path, node)))
+            self.report(
+                Diagnostic(reject.code, reject.message, reject.hint, _where(self.key.path, node))
+            )
         passes = [*[p for _n, ps in hooks.collect("register_passes") for p in ps], *CORE_PASSES]
         expr_records, compiled_exprs = [], []
         for site in findings.expr_sites:
@@ -87,25 +89,36 @@ class Builder:
         (out / "module.code").write_bytes(marshal.dumps(code))
         (out / "source.py").write_bytes(source.data)
         manifest = {
-            "format": 1, "core": __version__, "python": sys.implementation.cache_tag,
+            "format": 1,
+            "core": __version__,
+            "python": sys.implementation.cache_tag,
             "module": {"path": str(self.key.path), "name": self.key.path.stem},
-            "key": self.key.key, "components": self.key.components,
+            "key": self.key.key,
+            "components": self.key.components,
             "plugins": [p.name for p in self.key.activation.plugins],
-            "expr_sites": expr_records, "function_sites": fn_records,
+            "expr_sites": expr_records,
+            "function_sites": fn_records,
             "project_files": {k: str(v) for k, v in self.key.project_files.items()},
-            "remarks": [{"function": r.function, "line": r.line, "message": r.message}
-                        for r in findings.remarks],
+            "remarks": [
+                {"function": r.function, "line": r.line, "message": r.message}
+                for r in findings.remarks
+            ],
             "diagnostics": [d.render() for d in self.diagnostics],
         }
         write_manifest(out / MANIFEST, manifest)
         return {"module": str(self.key.path)}
 
-    def expr_site(self, site: ExprSite, passes: list[Any], out: Path
-                  ) -> tuple[dict[str, Any], CompiledUnit | None]:
+    def expr_site(
+        self, site: ExprSite, passes: list[Any], out: Path
+    ) -> tuple[dict[str, Any], CompiledUnit | None]:
         record: dict[str, Any] = {
-            "id": site.id, "function": site.function, "line": site.node.lineno,
-            "col": site.node.col_offset + 1, "text": ast.unparse(site.node),
-            "leaves": [ast.unparse(leaf) for leaf in site.leaves], "unit": None,
+            "id": site.id,
+            "function": site.function,
+            "line": site.node.lineno,
+            "col": site.node.col_offset + 1,
+            "text": ast.unparse(site.node),
+            "leaves": [ast.unparse(leaf) for leaf in site.leaves],
+            "unit": None,
             "reasons": [],
         }
         try:
@@ -122,8 +135,9 @@ class Builder:
         unit = self.lower(func, site.id, site.fastmath, out, record, site.node)
         return record, unit
 
-    def function_units(self, fsites: list[FunctionSite], out: Path
-                       ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
+    def function_units(
+        self, fsites: list[FunctionSite], out: Path
+    ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
         """Whole-function sites; a backend with `lower_module` builds all of a module's
         regions at once (one extension per module), else one by one."""
         results = [self.function_site(f, out, lower=False) for f in fsites]
@@ -147,28 +161,44 @@ class Builder:
                 continue
             for i, unit in zip(indexes, batch_units, strict=True):
                 record = results[i][0]
-                record["unit"] = {"backend": unit.backend, "loader": unit.loader,
-                                  "files": list(unit.files), "data": dict(unit.data)}
+                record["unit"] = {
+                    "backend": unit.backend,
+                    "loader": unit.loader,
+                    "files": list(unit.files),
+                    "data": dict(unit.data),
+                }
                 results[i] = (record, unit)
         return results
 
-    def function_site(self, fsite: FunctionSite, out: Path, lower: bool = True
-                      ) -> tuple[dict[str, Any], CompiledUnit | None]:
-        record: dict[str, Any] = {"id": fsite.id, "function": fsite.function,
-                                  "line": fsite.node.lineno, "backend": fsite.spec.backend,
-                                  "unit": None, "reasons": []}
+    def function_site(
+        self, fsite: FunctionSite, out: Path, lower: bool = True
+    ) -> tuple[dict[str, Any], CompiledUnit | None]:
+        record: dict[str, Any] = {
+            "id": fsite.id,
+            "function": fsite.function,
+            "line": fsite.node.lineno,
+            "backend": fsite.spec.backend,
+            "unit": None,
+            "reasons": [],
+        }
         backend = next((b for b in self.key.backends if b.name == fsite.spec.backend), None)
         if backend is None:
             record["reasons"].append(f"backend '{fsite.spec.backend}' is not enabled")
             return record, None
         if not lower:
             return record, None
-        unit = self._try_lower(backend, fsite.spec.graph, fsite.id, False, out, record,
-                               fsite.node)
+        unit = self._try_lower(backend, fsite.spec.graph, fsite.id, False, out, record, fsite.node)
         return record, unit
 
-    def lower(self, func: FuncOp, site_id: str, fastmath: bool, out: Path,
-              record: dict[str, Any], node: ast.AST) -> CompiledUnit | None:
+    def lower(
+        self,
+        func: FuncOp,
+        site_id: str,
+        fastmath: bool,
+        out: Path,
+        record: dict[str, Any],
+        node: ast.AST,
+    ) -> CompiledUnit | None:
         for backend in self.key.backends:
             try:
                 reason = backend.can_lower(func)
@@ -184,8 +214,16 @@ class Builder:
             record["reasons"].append("no backend is installed and enabled")
         return None
 
-    def _try_lower(self, backend: Backend, what: Any, site_id: str, fastmath: bool, out: Path,
-                   record: dict[str, Any], node: ast.AST) -> CompiledUnit | None:
+    def _try_lower(
+        self,
+        backend: Backend,
+        what: Any,
+        site_id: str,
+        fastmath: bool,
+        out: Path,
+        record: dict[str, Any],
+        node: ast.AST,
+    ) -> CompiledUnit | None:
         ctx = LowerContext(site_id=site_id, build_dir=out, fastmath=fastmath)
         try:
             unit = backend.lower(what, ctx)
@@ -197,16 +235,28 @@ class Builder:
             log.debug("backend %s failed", backend.name, exc_info=True)
             if os.environ.get("PPY_DEBUG"):
                 traceback.print_exc()
-            message = (f"backend '{backend.name}' failed to compile site {site_id}: "
-                       f"{type(exc).__name__}: {exc}")
-            self.report(Diagnostic("E2002", message, "the site stays Python; rerun with "
-                                   "PPY_DEBUG=1 for the compiler's traceback",
-                                   _where(self.key.path, node), "warning"))
+            message = (
+                f"backend '{backend.name}' failed to compile site {site_id}: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            self.report(
+                Diagnostic(
+                    "E2002",
+                    message,
+                    "the site stays Python; rerun with PPY_DEBUG=1 for the compiler's traceback",
+                    _where(self.key.path, node),
+                    "warning",
+                )
+            )
             record["reasons"].append(message)
             record["traceback"] = traceback.format_exc()
             return None
-        record["unit"] = {"backend": unit.backend, "loader": unit.loader,
-                          "files": list(unit.files), "data": dict(unit.data)}
+        record["unit"] = {
+            "backend": unit.backend,
+            "loader": unit.loader,
+            "files": list(unit.files),
+            "data": dict(unit.data),
+        }
         record["backend"] = backend.name
         return unit
 
@@ -218,10 +268,20 @@ def _where(path: Path, node: ast.AST) -> Location:
 def _located(diagnostic: Diagnostic, path: Path, node: ast.AST) -> Diagnostic:
     if diagnostic.location is not None:
         return diagnostic
-    return Diagnostic(diagnostic.code, diagnostic.message, diagnostic.hint, _where(path, node),
-                      diagnostic.severity)
+    return Diagnostic(
+        diagnostic.code,
+        diagnostic.message,
+        diagnostic.hint,
+        _where(path, node),
+        diagnostic.severity,
+    )
 
 
-__all__ = ["Builder", "Compiled", "compile_file", "cache_for", "load_manifest",
-           "report_diagnostics"]
-
+__all__ = [
+    "Builder",
+    "Compiled",
+    "compile_file",
+    "cache_for",
+    "load_manifest",
+    "report_diagnostics",
+]

@@ -43,9 +43,12 @@ def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise Error(f"{path}: cannot be read: {exc.strerror or exc}", code="E0001",
-                    hint="check the path and its permissions",
-                    location=Location(str(path))) from None
+        raise Error(
+            f"{path}: cannot be read: {exc.strerror or exc}",
+            code="E0001",
+            hint="check the path and its permissions",
+            location=Location(str(path)),
+        ) from None
 
 
 def options_of(config: Config) -> dict[str, object]:
@@ -65,34 +68,49 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     imported = imported_modules(tree or source)
     activation = _activation(imported, project_files, config)
     tops = frozenset(m.partition(".")[0] for m in imported)
-    backends = tuple(b for b in load_backends(config).backends
-                     if b.relevant(tops)) if activation.plugins else ()
+    backends = (
+        tuple(b for b in load_backends(config).backends if b.relevant(tops))
+        if activation.plugins
+        else ()
+    )
     plugin_fps = plugin_fingerprints(activation.plugins)
     backend_fps = backend_fingerprints(backends)
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
-    options = {**options_of(config),
-               "code": code_ids([__name__, *(type(p).__module__ for p in activation.plugins),
-                                 *(type(b).__module__ for b in backends)])}
+    options = {
+        **options_of(config),
+        "code": code_ids(
+            [
+                __name__,
+                *(type(p).__module__ for p in activation.plugins),
+                *(type(b).__module__ for b in backends),
+            ]
+        ),
+    }
     # The artifact holds the file's path (code filenames, __file__, the project files it
     # imports): the same bytes at another path are another entry.
     where = str(path)
     key = cache_key(source, {**options, "module_path": where}, plugin_fps, backend_fps, extra)
-    components = {"core": __version__, "source": _sha(source),
-                  "options": _sha(json.dumps(options, sort_keys=True, default=str).encode()),
-                  "path": _sha(where.encode("utf-8", "surrogateescape"))}
+    components = {
+        "core": __version__,
+        "source": _sha(source),
+        "options": _sha(json.dumps(options, sort_keys=True, default=str).encode()),
+        "path": _sha(where.encode("utf-8", "surrogateescape")),
+    }
     components.update({f"plugin:{k}": v for k, v in plugin_fps.items()})
     components.update({f"backend:{k}": v for k, v in backend_fps.items()})
     components.update({f"file:{k}": _sha(v) for k, v in extra.items()})
-    return ModuleKey(path, source, key, components, config, activation, tuple(backends),
-                     project_files, scope)
+    return ModuleKey(
+        path, source, key, components, config, activation, tuple(backends), project_files, scope
+    )
 
 
 # Imports that are never a library a plugin claims.
 _NOT_LIBRARIES = frozenset({"ppy", "ppy_core", "__future__"})
 
 
-def _activation(imported: frozenset[str], project_files: dict[str, Path],
-                config: Config) -> Activation:
+def _activation(
+    imported: frozenset[str], project_files: dict[str, Path], config: Config
+) -> Activation:
     """The plugins of a module: those claiming a module it imports. A module that
     imports no library (only the standard library, ppy and its project's modules)
     loads no plugin at all; an enabled third-party plugin whose library the module
@@ -103,8 +121,9 @@ def _activation(imported: frozenset[str], project_files: dict[str, Path],
     if not tops - sys.stdlib_module_names:
         return Activation()
     activation = activate(imported, config)
-    plugins = tuple(p for p in activation.plugins
-                    if any(activation.claims.get(top) == p.name for top in tops))
+    plugins = tuple(
+        p for p in activation.plugins if any(activation.claims.get(top) == p.name for top in tops)
+    )
     if len(plugins) == len(activation.plugins):
         return activation
     return replace(activation, plugins=plugins)

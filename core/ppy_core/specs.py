@@ -56,11 +56,20 @@ class RejectSpec:
 
 
 LoweringSpec = (
-    IntrinsicSpec | DialectOperationSpec | DirectCallSpec | GraphRegionSpec | FallbackSpec
+    IntrinsicSpec
+    | DialectOperationSpec
+    | DirectCallSpec
+    | GraphRegionSpec
+    | FallbackSpec
     | RejectSpec
 )
 
 __all__ = [
-    "IntrinsicSpec", "DialectOperationSpec", "DirectCallSpec", "GraphRegionSpec",
-    "FallbackSpec", "RejectSpec", "LoweringSpec",
+    "IntrinsicSpec",
+    "DialectOperationSpec",
+    "DirectCallSpec",
+    "GraphRegionSpec",
+    "FallbackSpec",
+    "RejectSpec",
+    "LoweringSpec",
 ]

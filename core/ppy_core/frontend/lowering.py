@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
+from ppy_core.diagnostics import InternalError
 from ppy_core.frontend.sites import ExprSite, literal_value
 from ppy_core.ir.core import DialectRegistry, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.types import F64, I1, UNKNOWN, ScalarType, TensorType, Type
-from ppy_core.diagnostics import InternalError
 
 
 def leaf_type(t: Type, library: str) -> Type:
@@ -36,8 +36,9 @@ def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
     arg_types = [leaf_type(t, library) for t in site.leaf_types]
     names = [leaf.id if isinstance(leaf, ast.Name) else None for leaf in site.leaves]
     func = FuncOp.build(site.id, arg_types, [], names)
-    values: dict[int, Value] = {id(leaf): arg for leaf, arg in zip(site.leaves, func.args,
-                                                                   strict=True)}
+    values: dict[int, Value] = {
+        id(leaf): arg for leaf, arg in zip(site.leaves, func.args, strict=True)
+    }
     values.update({node_id: func.args[index] for node_id, index in site.repeats.items()})
 
     def emit(node: ast.expr) -> Value:
@@ -49,8 +50,9 @@ def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
             return const.result
         converge = site.conv.get(id(node))
         if converge is None:
-            raise InternalError(f"site {site.id}: node at line {node.lineno} is neither "
-                                f"a leaf nor converged")
+            raise InternalError(
+                f"site {site.id}: node at line {node.lineno} is neither a leaf nor converged"
+            )
         operands = [emit(child) for child in site.operands[id(node)]]
         cls = registry.lookup(converge.op)
         if cls is None:

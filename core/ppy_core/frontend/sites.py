@@ -125,8 +125,9 @@ class SiteFinder:
             elif name == "ppy.pure":
                 opts.pure = True
             elif name not in _PPY_DECORATORS:
-                opts.skip_reason = (f"decorator '{name}' is not known to leave the function "
-                                    f"as written")
+                opts.skip_reason = (
+                    f"decorator '{name}' is not known to leave the function as written"
+                )
         opts.decorators = tuple(names)
         if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(func)):
             opts.skip_reason = "generator functions stay Python"
@@ -172,13 +173,21 @@ class SiteFinder:
             self.converge(value, typer, conv)
             typer.env[name] = typer.expr(value, conv)
 
-    def region(self, func: ast.FunctionDef, typer: Typer, opts: FunctionOptions,
-               params: dict[str, Any]) -> bool:
+    def region(
+        self, func: ast.FunctionDef, typer: Typer, opts: FunctionOptions, params: dict[str, Any]
+    ) -> bool:
         ctx = FunctionContext(
-            node=func, module=self.module, params=params,
-            returns=typer.annotation(func.returns), opt=opts.opt, decorators=opts.decorators,
-            pure=opts.pure, fastmath=opts.fastmath, location=typer.location(func),
-            report=self.module.report)
+            node=func,
+            module=self.module,
+            params=params,
+            returns=typer.annotation(func.returns),
+            opt=opts.opt,
+            decorators=opts.decorators,
+            pure=opts.pure,
+            fastmath=opts.fastmath,
+            location=typer.location(func),
+            report=self.module.report,
+        )
         spec: LoweringSpec | None = self.oracle.stage(ctx)
         if isinstance(spec, GraphRegionSpec):
             site_id = self.next_id(func.name)
@@ -193,8 +202,9 @@ class SiteFinder:
         return False
 
     # -- expressions ----------------------------------------------------------
-    def statements(self, function: str, body: list[ast.stmt], typer: Typer,
-                   opts: FunctionOptions) -> None:
+    def statements(
+        self, function: str, body: list[ast.stmt], typer: Typer, opts: FunctionOptions
+    ) -> None:
         for stmt in body:
             for root in _expression_roots(stmt, lambda n, m: self.remark(function, n, m)):
                 conv: dict[int, Converge] = {}
@@ -223,11 +233,11 @@ class SiteFinder:
         if answer is not None:
             conv[id(node)] = answer
             picked = answer.operands
-            self.operands[id(node)] = (operands if picked is None
-                                       else [operands[i] for i in picked])
+            self.operands[id(node)] = operands if picked is None else [operands[i] for i in picked]
 
-    def collect(self, function: str, node: ast.expr, conv: dict[int, Converge],
-                opts: FunctionOptions) -> None:
+    def collect(
+        self, function: str, node: ast.expr, conv: dict[int, Converge], opts: FunctionOptions
+    ) -> None:
         """Cut maximal trees out of `node`; reductions only at a tree's root."""
         if id(node) not in conv:
             for child in _children(node):
@@ -235,15 +245,32 @@ class SiteFinder:
             return
         leaves: list[ast.expr] = []
         self._tree(node, conv, leaves, function, opts, root=True)
-        if any(isinstance(conv[id(n)].result, TensorType) or conv[id(n)].op == "tensor.reduce"
-               for n in _tree_nodes(node, conv, self.operands)):
+        if any(
+            isinstance(conv[id(n)].result, TensorType) or conv[id(n)].op == "tensor.reduce"
+            for n in _tree_nodes(node, conv, self.operands)
+        ):
             unique, repeats = _dedupe(leaves)
-            site = ExprSite(self.next_id(function), function, node, conv, self.operands, unique,
-                            opts.fastmath, repeats=repeats)
+            site = ExprSite(
+                self.next_id(function),
+                function,
+                node,
+                conv,
+                self.operands,
+                unique,
+                opts.fastmath,
+                repeats=repeats,
+            )
             self.found.expr_sites.append(site)
 
-    def _tree(self, node: ast.expr, conv: dict[int, Converge], leaves: list[ast.expr],
-              function: str, opts: FunctionOptions, root: bool) -> None:
+    def _tree(
+        self,
+        node: ast.expr,
+        conv: dict[int, Converge],
+        leaves: list[ast.expr],
+        function: str,
+        opts: FunctionOptions,
+        root: bool,
+    ) -> None:
         for child in self.operands[id(node)]:
             if id(child) in conv and conv[id(child)].op != "tensor.reduce":
                 self._tree(child, conv, leaves, function, opts, root=False)
@@ -281,8 +308,7 @@ def _own_nodes(func: ast.FunctionDef) -> Iterator[ast.AST]:
     while todo:
         node = todo.pop()
         yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-                          | ast.ClassDef):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             todo.extend(ast.iter_child_nodes(node))
 
 
@@ -351,8 +377,11 @@ def literal_value(node: ast.expr) -> float | None:
     negate = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
     if negate:
         node = node.operand  # type: ignore[attr-defined]
-    if (not isinstance(node, ast.Constant) or isinstance(node.value, bool)
-            or not isinstance(node.value, int | float)):
+    if (
+        not isinstance(node, ast.Constant)
+        or isinstance(node.value, bool)
+        or not isinstance(node.value, int | float)
+    ):
         return None
     value = -node.value if negate else node.value  # -0 is 0, -0.0 is -0.0
     if isinstance(value, float) or (isinstance(value, int) and abs(value) <= 2**53):
@@ -360,13 +389,21 @@ def literal_value(node: ast.expr) -> float | None:
     return None
 
 
-def _tree_nodes(node: ast.expr, conv: dict[int, Converge],
-                operands: dict[int, list[ast.expr]]) -> Iterator[ast.expr]:
+def _tree_nodes(
+    node: ast.expr, conv: dict[int, Converge], operands: dict[int, list[ast.expr]]
+) -> Iterator[ast.expr]:
     yield node
     for child in operands[id(node)]:
         if id(child) in conv and conv[id(child)].op != "tensor.reduce":
             yield from _tree_nodes(child, conv, operands)
 
 
-__all__ = ["SiteFinder", "ExprSite", "FunctionSite", "Remark", "Findings", "FunctionOptions",
-           "literal_value"]
+__all__ = [
+    "SiteFinder",
+    "ExprSite",
+    "FunctionSite",
+    "Remark",
+    "Findings",
+    "FunctionOptions",
+    "literal_value",
+]

@@ -25,15 +25,22 @@ def read_source(path: Path) -> Source:
         text = importlib.util.decode_source(data)  # honours a coding cookie, as Python does
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise Error(f"{path}: cannot be read: {reason}", code="E0001",
-                    hint="check the path, and that the file is UTF-8 text or declares its encoding",
-                    location=Location(str(path))) from None
+        raise Error(
+            f"{path}: cannot be read: {reason}",
+            code="E0001",
+            hint="check the path, and that the file is UTF-8 text or declares its encoding",
+            location=Location(str(path)),
+        ) from None
     try:
         tree = ast.parse(data, filename=str(path))
     except SyntaxError as exc:
         where = Location(str(path), exc.lineno or 0, exc.offset or 0)
-        raise Error(f"invalid syntax: {exc.msg}", code="E0002", location=where,
-                    hint="fix the syntax; the file must be valid Python 3.11") from None
+        raise Error(
+            f"invalid syntax: {exc.msg}",
+            code="E0002",
+            location=where,
+            hint="fix the syntax; the file must be valid Python 3.11",
+        ) from None
     return Source(path, text, data, tree)
 
 

@@ -54,8 +54,9 @@ def _fallback(site: ExprSite) -> ast.Lambda:
 
     body = _Leaves().visit(_shallow_tree_copy(site.node, set(params)))
     names = [f"__ppy_{i}" for i in range(len(site.leaves))]
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in names],
-                         kwonlyargs=[], kw_defaults=[], defaults=[])
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
     return ast.copy_location(ast.Lambda(args=args, body=body), site.node)
 
 
@@ -67,15 +68,21 @@ def _shallow_tree_copy(node: ast.AST, keep: set[int]) -> ast.AST:
     new = copy.copy(node)
     for name, value in ast.iter_fields(node):
         if isinstance(value, list):
-            setattr(new, name, [_shallow_tree_copy(v, keep) if isinstance(v, ast.AST) else v
-                                for v in value])
+            setattr(
+                new,
+                name,
+                [_shallow_tree_copy(v, keep) if isinstance(v, ast.AST) else v for v in value],
+            )
         elif isinstance(value, ast.AST):
             setattr(new, name, _shallow_tree_copy(value, keep))
     return new
 
 
-def rewrite_module(tree: ast.Module, expr_sites: list[tuple[int, ExprSite]],
-                   function_sites: list[tuple[int, FunctionSite]]) -> ast.Module:
+def rewrite_module(
+    tree: ast.Module,
+    expr_sites: list[tuple[int, ExprSite]],
+    function_sites: list[tuple[int, FunctionSite]],
+) -> ast.Module:
     """The module tree, rewritten in place: the given sites (numbered as in the
     manifest) replaced by calls to their dispatchers."""
     fallbacks = {index: _fallback(site) for index, site in expr_sites}
@@ -83,14 +90,16 @@ def rewrite_module(tree: ast.Module, expr_sites: list[tuple[int, ExprSite]],
     assert isinstance(module, ast.Module)
     for index, fsite in function_sites:
         for stmt in ast.walk(module):
-            if isinstance(stmt, ast.FunctionDef) and stmt.lineno == fsite.node.lineno \
-                    and stmt.name == fsite.node.name:
+            if (
+                isinstance(stmt, ast.FunctionDef)
+                and stmt.lineno == fsite.node.lineno
+                and stmt.name == fsite.node.name
+            ):
                 deco = ast.copy_location(ast.Name(function_name(index), ast.Load()), stmt)
                 stmt.decorator_list = [deco, *stmt.decorator_list]
     prelude_at = _prelude_index(module)
     anchor = module.body[prelude_at] if prelude_at < len(module.body) else module
-    table = ast.Dict(keys=[ast.Constant(i) for i in fallbacks],
-                     values=list(fallbacks.values()))
+    table = ast.Dict(keys=[ast.Constant(i) for i in fallbacks], values=list(fallbacks.values()))
     bind = ast.Expr(ast.Call(ast.Name(BIND, ast.Load()), [table], []))
     ast.copy_location(bind, anchor)
     ast.copy_location(bind.value, anchor)
@@ -104,17 +113,25 @@ def _prelude_index(module: ast.Module) -> int:
     """After the docstring and `from __future__` imports."""
     index = 0
     body = module.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         index = 1
-    while index < len(body) and isinstance(body[index], ast.ImportFrom) \
-            and body[index].module == "__future__":
+    while (
+        index < len(body)
+        and isinstance(body[index], ast.ImportFrom)
+        and body[index].module == "__future__"
+    ):
         index += 1
     return index
 
 
-def compile_module_code(module: ast.Module, filename: str,
-                        fallback_names: Mapping[int, str] | None = None) -> CodeType:
+def compile_module_code(
+    module: ast.Module, filename: str, fallback_names: Mapping[int, str] | None = None
+) -> CodeType:
     """Compile the rewritten module. `fallback_names` maps a site's first line to
     the function it is in: its fallback lambda is renamed after that function (and
     its qualname marked with FALLBACK_MARK), so a traceback through the Python path
@@ -136,5 +153,11 @@ def _renamed(const: object, names: Mapping[int, str]) -> object:
     return const.replace(co_name=name, co_qualname=f"{name}.{FALLBACK_MARK}")
 
 
-__all__ = ["rewrite_module", "compile_module_code", "site_name", "function_name", "BIND",
-           "FALLBACK_MARK"]
+__all__ = [
+    "rewrite_module",
+    "compile_module_code",
+    "site_name",
+    "function_name",
+    "BIND",
+    "FALLBACK_MARK",
+]

@@ -21,10 +21,22 @@ from ppy_core.plugins import (
     SubscriptContext,
 )
 
-BUILTIN_TYPES: Mapping[str, Type] = {"builtins.float": F64, "builtins.int": I64,
-                                     "builtins.bool": I1, "builtins.None": NONE}
-_DTYPE_NAMES = {"float64": "f64", "f64": "f64", "float32": "f32", "f32": "f32", "int64": "i64",
-                "i64": "i64", "int32": "i32", "bool": "i1"}
+BUILTIN_TYPES: Mapping[str, Type] = {
+    "builtins.float": F64,
+    "builtins.int": I64,
+    "builtins.bool": I1,
+    "builtins.None": NONE,
+}
+_DTYPE_NAMES = {
+    "float64": "f64",
+    "f64": "f64",
+    "float32": "f32",
+    "f32": "f32",
+    "int64": "i64",
+    "i64": "i64",
+    "int32": "i32",
+    "bool": "i1",
+}
 
 
 @dataclass(slots=True)
@@ -79,9 +91,14 @@ class Typer:
         if name is None:
             return UNKNOWN
         index_names = tuple(self.qualname(i) or _constant(i) for i in items)
-        ctx = SubscriptContext(value=None, qualname=name, index_names=index_names,
-                               index=tuple(self.annotation(i) for i in items),
-                               in_annotation=True, location=self.location(node))
+        ctx = SubscriptContext(
+            value=None,
+            qualname=name,
+            index_names=index_names,
+            index=tuple(self.annotation(i) for i in items),
+            in_annotation=True,
+            location=self.location(node),
+        )
         return self.oracle.subscript(ctx) or UNKNOWN
 
     def _annotated(self, base: Type, extras: list[ast.expr]) -> Type:
@@ -96,8 +113,12 @@ class Typer:
             args = [_constant(a) for a in extra.args]
             if callee.endswith("ppy.Shape") or callee == "ppy.Shape":
                 shape = tuple(a if isinstance(a, int | str) else None for a in args)
-            elif (callee.endswith("ppy.DType") and args and isinstance(args[0], str)
-                  and args[0] in _DTYPE_NAMES):
+            elif (
+                callee.endswith("ppy.DType")
+                and args
+                and isinstance(args[0], str)
+                and args[0] in _DTYPE_NAMES
+            ):
                 element = type(element)(_DTYPE_NAMES[args[0]])
         return TensorType(element, shape)
 
@@ -153,42 +174,63 @@ class Typer:
         if callee is None:
             return None
         ctx = CallContext(
-            callee=callee, args=tuple(self.expr(a, conv) for a in operands),
+            callee=callee,
+            args=tuple(self.expr(a, conv) for a in operands),
             kwargs={k.arg: self.expr(k.value, conv) for k in node.keywords if k.arg},
             constants=tuple(_constant(a) for a in operands),
             kw_constants={k.arg: _constant(k.value) for k in node.keywords if k.arg},
-            receiver=receiver, location=self.location(node))
+            receiver=receiver,
+            location=self.location(node),
+        )
         alias = self.oracle.call_alias(ctx)
         if alias:
-            ctx = CallContext(callee=alias, args=ctx.args, kwargs=ctx.kwargs,
-                              constants=ctx.constants, kw_constants=ctx.kw_constants,
-                              receiver=receiver, location=ctx.location)
+            ctx = CallContext(
+                callee=alias,
+                args=ctx.args,
+                kwargs=ctx.kwargs,
+                constants=ctx.constants,
+                kw_constants=ctx.kw_constants,
+                receiver=receiver,
+                location=ctx.location,
+            )
         return ctx
 
     def _owner_class(self, t: Type) -> str:
         """Method calls are asked as `<class>.<method>`: the class a plugin named for the
         receiver's type (`numpy.ndarray`), else the type's text."""
         for name, known in self.oracle.external_types().items():
-            if known == t or (isinstance(known, TensorType) and isinstance(t, TensorType)
-                              and known.library and known.library == t.library):
+            if known == t or (
+                isinstance(known, TensorType)
+                and isinstance(t, TensorType)
+                and known.library
+                and known.library == t.library
+            ):
                 return name
         return "!" + t.text()
 
-    def operator_context(self, node: ast.expr, operands: list[ast.expr],
-                         conv: Mapping[int, Converge]) -> OperatorContext:
+    def operator_context(
+        self, node: ast.expr, operands: list[ast.expr], conv: Mapping[int, Converge]
+    ) -> OperatorContext:
         op = type(node.ops[0] if isinstance(node, ast.Compare) else node.op).__name__
-        return OperatorContext(op, tuple(self.expr(o, conv) for o in operands),
-                               tuple(_constant(o) for o in operands), self.location(node))
+        return OperatorContext(
+            op,
+            tuple(self.expr(o, conv) for o in operands),
+            tuple(_constant(o) for o in operands),
+            self.location(node),
+        )
 
 
 def _constant(node: ast.expr) -> Any:
     """A literal's value (with unary minus), else NOT_CONSTANT."""
     if isinstance(node, ast.Constant):
         return node.value
-    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-            and isinstance(node.operand, ast.Constant)
-            and isinstance(node.operand.value, int | float)
-            and not isinstance(node.operand.value, bool)):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, int | float)
+        and not isinstance(node.operand.value, bool)
+    ):
         return -node.operand.value
     return NOT_CONSTANT
 
@@ -204,11 +246,19 @@ def single_assignments(func: ast.FunctionDef) -> dict[str, ast.expr]:
             counts[sub.arg] += 1
     found: dict[str, ast.expr] = {}
     for stmt in func.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name) and counts[stmt.targets[0].id] == 1):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and counts[stmt.targets[0].id] == 1
+        ):
             found[stmt.targets[0].id] = stmt.value
-        elif (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-              and stmt.value is not None and counts[stmt.target.id] == 1):
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.value is not None
+            and counts[stmt.target.id] == 1
+        ):
             found[stmt.target.id] = stmt.value
     return found
 

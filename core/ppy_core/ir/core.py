@@ -25,8 +25,13 @@ class Value:
 
     __slots__ = ("index", "name_hint", "owner", "type")
 
-    def __init__(self, type: Type, owner: Operation | Block | None = None, index: int = 0,
-                 name_hint: str | None = None) -> None:
+    def __init__(
+        self,
+        type: Type,
+        owner: Operation | Block | None = None,
+        index: int = 0,
+        name_hint: str | None = None,
+    ) -> None:
         self.type = type
         self.owner = owner
         self.index = index
@@ -73,8 +78,9 @@ def result(constraint: type | tuple[type, ...] = Type, *, variadic: bool = False
     return ResultDef(constraint, variadic)
 
 
-def attribute(kind: type | tuple[type, ...], *, one_of: Sequence[Any] | None = None,
-              optional: bool = False) -> Any:
+def attribute(
+    kind: type | tuple[type, ...], *, one_of: Sequence[Any] | None = None, optional: bool = False
+) -> Any:
     """Declare an attribute of Python kind `kind`, optionally from a fixed set."""
     return AttributeDef(kind, tuple(one_of) if one_of is not None else None, optional)
 
@@ -97,8 +103,12 @@ class Operation:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        groups: dict[type, list[Any]] = {OperandDef: [], ResultDef: [], AttributeDef: [],
-                                         RegionDef: []}
+        groups: dict[type, list[Any]] = {
+            OperandDef: [],
+            ResultDef: [],
+            AttributeDef: [],
+            RegionDef: [],
+        }
         for key, value in list(vars(cls).items()):
             kind = type(value)
             if kind in groups:
@@ -111,9 +121,13 @@ class Operation:
             cls.attribute_defs = tuple(groups[AttributeDef])
             cls.region_defs = tuple(groups[RegionDef])
 
-    def __init__(self, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
-                 attributes: Mapping[str, Any] | None = None,
-                 regions: Sequence[Region] = ()) -> None:
+    def __init__(
+        self,
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attributes: Mapping[str, Any] | None = None,
+        regions: Sequence[Region] = (),
+    ) -> None:
         self.operands: list[Value] = list(operands)
         self.results: list[Value] = [Value(t, self, i) for i, t in enumerate(result_types)]
         self.attributes: dict[str, Any] = dict(attributes or {})
@@ -157,8 +171,9 @@ class Operation:
         """Constraints the declarations cannot express; raise through `fail`."""
 
     def fail(self, message: str) -> None:
-        raise InvalidIRError(f"{self.name}: {message}",
-                             hint="the operation is malformed; see its docstring")
+        raise InvalidIRError(
+            f"{self.name}: {message}", hint="the operation is malformed; see its docstring"
+        )
 
 
 class _Accessor:
@@ -178,13 +193,14 @@ class _Accessor:
         defs = owner.operand_defs if self.kind is OperandDef else owner.result_defs
         if defs[self.index].variadic:
             tail = len(defs) - self.index - 1
-            return values[self.index:len(values) - tail]
+            return values[self.index : len(values) - tail]
         return values[self.index] if self.index < len(values) else None
 
 
 def _renamed(value: Any, key: str) -> Any:
-    return type(value)(*[getattr(value, f) for f in value.__dataclass_fields__ if f != "name"],
-                       name=key)
+    return type(value)(
+        *[getattr(value, f) for f in value.__dataclass_fields__ if f != "name"], name=key
+    )
 
 
 def _check_values(op: Operation, values: Sequence[Value], defs: Sequence[Any], what: str) -> None:
@@ -198,7 +214,7 @@ def _check_values(op: Operation, values: Sequence[Value], defs: Sequence[Any], w
     index = 0
     for d in defs:
         count = len(values) - len(fixed) if d.variadic else 1
-        for v in values[index:index + count]:
+        for v in values[index : index + count]:
             if not isinstance(v.type, d.constraint):
                 op.fail(f"{what} '{d.name}' must be {_kind_names(d.constraint)}, not {v.type}")
         index += count
@@ -226,11 +242,16 @@ def _kind_names(kind: type | tuple[type, ...]) -> str:
 class Block:
     """A list of operations with typed arguments; the last op may be a terminator."""
 
-    def __init__(self, arg_types: Sequence[Type] = (), ops: Sequence[Operation] = (),
-                 arg_names: Sequence[str | None] = ()) -> None:
+    def __init__(
+        self,
+        arg_types: Sequence[Type] = (),
+        ops: Sequence[Operation] = (),
+        arg_names: Sequence[str | None] = (),
+    ) -> None:
         names = list(arg_names) + [None] * (len(arg_types) - len(arg_names))
-        self.args: list[Value] = [Value(t, self, i, n) for i, (t, n)
-                                  in enumerate(zip(arg_types, names, strict=True))]
+        self.args: list[Value] = [
+            Value(t, self, i, n) for i, (t, n) in enumerate(zip(arg_types, names, strict=True))
+        ]
         self.ops: list[Operation] = []
         self.parent: Region | None = None
         for op in ops:
@@ -270,8 +291,10 @@ class Region:
         """The first block; a region without blocks is malformed IR."""
         if not self.blocks:
             owner = self.parent.name if self.parent is not None else "a detached op"
-            raise InvalidIRError(f"{owner}: a region has no block",
-                                 hint="the operation is malformed; see its docstring")
+            raise InvalidIRError(
+                f"{owner}: a region has no block",
+                hint="the operation is malformed; see its docstring",
+            )
         return self.blocks[0]
 
     def verify(self) -> None:
@@ -339,6 +362,18 @@ class DialectRegistry:
 
 
 __all__ = [
-    "EFFECTS", "PURE", "Value", "Operation", "Block", "Region", "Dialect", "DialectRegistry",
-    "operand", "result", "attribute", "region", "verify", "verify_ssa",
+    "EFFECTS",
+    "PURE",
+    "Value",
+    "Operation",
+    "Block",
+    "Region",
+    "Dialect",
+    "DialectRegistry",
+    "operand",
+    "result",
+    "attribute",
+    "region",
+    "verify",
+    "verify_ssa",
 ]

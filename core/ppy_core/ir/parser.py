@@ -29,8 +29,7 @@ _VALUE = re.compile(r"%([A-Za-z0-9_]+)")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NUMBER = re.compile(r"-?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+)")
 _WORD = re.compile(r"(true|false|unit|-?inf|(-?)nan(?:\((0x[0-9a-fA-F]{1,16})\))?)(?![A-Za-z0-9_])")
-_WORDS = {"true": True, "false": False, "unit": None, "inf": float("inf"),
-          "-inf": float("-inf")}
+_WORDS = {"true": True, "false": False, "unit": None, "inf": float("inf"), "-inf": float("-inf")}
 _SIGN_BIT = 1 << 63
 _EXPONENT = 0x7FF0000000000000
 _KIND = re.compile("|".join(sorted(SCALAR_KINDS, key=len, reverse=True)))
@@ -45,8 +44,9 @@ class _Parser:
     def error(self, message: str) -> InvalidIRError:
         line = self.text.count("\n", 0, self.pos) + 1
         col = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
-        return InvalidIRError(f"line {line}:{col}: {message}",
-                              hint="check the IR text against the printer's form")
+        return InvalidIRError(
+            f"line {line}:{col}: {message}", hint="check the IR text against the printer's form"
+        )
 
     def skip(self) -> None:
         self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
@@ -63,7 +63,7 @@ class _Parser:
 
     def expect(self, token: str) -> None:
         if not self.accept(token):
-            found = self.text[self.pos:self.pos + 20]
+            found = self.text[self.pos : self.pos + 20]
             raise self.error(f"expected '{token}', found '{found}'")
 
     def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
@@ -291,7 +291,8 @@ class _Parser:
         self.expect("{")
         self.skip()
         body = self.text.startswith(("}", "func.func", "builtin.module", "%"), self.pos) or bool(
-            _OPNAME.match(self.text, self.pos))
+            _OPNAME.match(self.text, self.pos)
+        )
         self.pos = save
         return body
 

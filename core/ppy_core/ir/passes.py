@@ -46,11 +46,15 @@ class PassManager:
 
 def _blame(p: Pass, what: str) -> Exception:
     if p.owner == "core":
-        return InternalError(f"core pass '{p.name}' {what}",
-                             hint="this is a PPy bug; the site stays Python")
-    return PluginError(f"pass '{p.name}' of plugin '{p.owner}' {what}", code="E1902",
-                       hint=f"report it to the '{p.owner}' plugin's authors, or disable the "
-                            f"plugin with [tool.ppy.plugins.{p.owner}] enabled = false")
+        return InternalError(
+            f"core pass '{p.name}' {what}", hint="this is a PPy bug; the site stays Python"
+        )
+    return PluginError(
+        f"pass '{p.name}' of plugin '{p.owner}' {what}",
+        code="E1902",
+        hint=f"report it to the '{p.owner}' plugin's authors, or disable the "
+        f"plugin with [tool.ppy.plugins.{p.owner}] enabled = false",
+    )
 
 
 __all__ = ["Pass", "PassManager"]

@@ -90,8 +90,10 @@ def _print_float(value: float) -> str:
 
 
 def _print_dict(attrs: Mapping[str, Any]) -> str:
-    items = [f"{k if _IDENT.match(k) else json.dumps(k)} = {print_attribute(v)}"
-             for k, v in attrs.items()]
+    items = [
+        f"{k if _IDENT.match(k) else json.dumps(k)} = {print_attribute(v)}"
+        for k, v in attrs.items()
+    ]
     return "{" + ", ".join(items) + "}"
 
 
@@ -134,8 +136,7 @@ def _print_func(op: Operation, names: _Names, lines: list[str], depth: int) -> N
     extra = f" {_print_dict(rest)}" if rest else ""
     sym = op.attributes["sym_name"]
     sym = sym if _IDENT.match(sym) else json.dumps(sym)
-    lines.append(f"{pad}func.func @{sym}({params}) "
-                 f"-> ({outs}){extra} {{")
+    lines.append(f"{pad}func.func @{sym}({params}) -> ({outs}){extra} {{")
     _print_block_ops(entry, names, lines, depth + 1)
     lines.append(f"{pad}}}")
 

@@ -49,8 +49,9 @@ def _block_of(op: Operation) -> Block:
     return op.parent
 
 
-def apply_patterns(root: Operation, patterns: Sequence[RewritePattern],
-                   max_rounds: int = 16) -> bool:
+def apply_patterns(
+    root: Operation, patterns: Sequence[RewritePattern], max_rounds: int = 16
+) -> bool:
     """Apply patterns until none matches (or `max_rounds`); True if anything changed."""
     rewriter = Rewriter(root)
     for _ in range(max_rounds):

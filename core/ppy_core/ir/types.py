@@ -13,8 +13,21 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-SCALAR_KINDS: Final = ("f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "i1",
-                       "index", "c128", "c64")
+SCALAR_KINDS: Final = (
+    "f64",
+    "f32",
+    "f16",
+    "bf16",
+    "i64",
+    "i32",
+    "i16",
+    "i8",
+    "u8",
+    "i1",
+    "index",
+    "c128",
+    "c64",
+)
 
 Dim = int | str | None
 
@@ -124,6 +137,21 @@ NONE: Final = NoneType()
 UNKNOWN: Final = UnknownType()
 
 __all__ = [
-    "Type", "ScalarType", "TensorType", "ColumnType", "NoneType", "UnknownType", "OpaqueType",
-    "TupleType", "Dim", "SCALAR_KINDS", "F64", "F32", "I64", "I1", "INDEX", "NONE", "UNKNOWN",
+    "Type",
+    "ScalarType",
+    "TensorType",
+    "ColumnType",
+    "NoneType",
+    "UnknownType",
+    "OpaqueType",
+    "TupleType",
+    "Dim",
+    "SCALAR_KINDS",
+    "F64",
+    "F32",
+    "I64",
+    "I1",
+    "INDEX",
+    "NONE",
+    "UNKNOWN",
 ]

@@ -26,7 +26,7 @@ class FallbackWarning(UserWarning):
 class PythonSite:
     """A site whose compiled part is missing: every call is a counted fallback."""
 
-    __slots__ = ("fallback", "reason", "calls")
+    __slots__ = ("calls", "fallback", "reason")
 
     def __init__(self, fallback: Callable[..., Any], reason: str) -> None:
         self.fallback, self.reason, self.calls = fallback, reason, 0
@@ -97,12 +97,16 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
             return
         reason = next((r for r, n in after.items() if before.get(r, 0) != n), "?")
         if mode == "error":
-            raise Error(f"site {site_id} fell back to Python: {reason}", code="E2001",
-                        hint="PPY_FALLBACK=error is set; unset it to allow fallbacks") from cause
+            raise Error(
+                f"site {site_id} fell back to Python: {reason}",
+                code="E2001",
+                hint="PPY_FALLBACK=error is set; unset it to allow fallbacks",
+            ) from cause
         if reason not in warned:
             warned.add(reason)
-            warnings.warn(f"ppy: site {site_id} fell back to Python: {reason}",
-                          FallbackWarning, stacklevel=3)
+            warnings.warn(
+                f"ppy: site {site_id} fell back to Python: {reason}", FallbackWarning, stacklevel=3
+            )
 
     def checked(*args: Any) -> Any:
         before = _counts(site)
@@ -117,8 +121,10 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
                 expected = fallback(*args)
                 problem = compare(result, expected)
                 if problem:
-                    raise VerifyError(f"site {site_id}: fast path and Python differ: {problem}",
-                                      hint="please report this: the fast path is wrong here")
+                    raise VerifyError(
+                        f"site {site_id}: fast path and Python differ: {problem}",
+                        hint="please report this: the fast path is wrong here",
+                    )
         else:
             fell_back(before[1], None)
         return result
@@ -193,5 +199,15 @@ def loaded_sites() -> Mapping[str, Any]:
     return dict(_SITES)
 
 
-__all__ = ["PythonSite", "register", "stats", "reset_stats", "format_stats", "wrap", "compare",
-           "install_stats_printer", "FallbackWarning", "loaded_sites"]
+__all__ = [
+    "PythonSite",
+    "register",
+    "stats",
+    "reset_stats",
+    "format_stats",
+    "wrap",
+    "compare",
+    "install_stats_printer",
+    "FallbackWarning",
+    "loaded_sites",
+]

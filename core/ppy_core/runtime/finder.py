@@ -25,26 +25,30 @@ class PpyFinder(importlib.abc.MetaPathFinder):
     def __init__(self, roots: Sequence[Path] = ()) -> None:
         self.roots = [r.resolve() for r in roots]
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         artifact = os.environ.get(ARTIFACT_ENV)
         if artifact:
             entry = _artifact_entry(Path(artifact), fullname)
             if entry is not None:
                 directory, source = entry
                 return importlib.util.spec_from_loader(
-                    fullname, ArtifactLoader(directory), origin=source)
+                    fullname, ArtifactLoader(directory), origin=source
+                )
         leaf = fullname.rpartition(".")[2]
         for base in path if path is not None else sys.path:
             folder = Path(base or ".")
             candidate = folder / f"{leaf}.ppy"
             if candidate.is_file():
-                return importlib.util.spec_from_loader(fullname, CompilingLoader(candidate),
-                                                       origin=str(candidate))
+                return importlib.util.spec_from_loader(
+                    fullname, CompilingLoader(candidate), origin=str(candidate)
+                )
             plain = folder / f"{leaf}.py"
             if plain.is_file() and any(_under(plain, r) for r in self.roots):
-                return importlib.util.spec_from_loader(fullname, CompilingLoader(plain),
-                                                       origin=str(plain))
+                return importlib.util.spec_from_loader(
+                    fullname, CompilingLoader(plain), origin=str(plain)
+                )
         return None
 
 

@@ -17,8 +17,9 @@ def launch(root: Path, argv: list[str]) -> int:
     os.environ[ARTIFACT_ENV] = str(root)
     install()
     main = manifest["modules"][manifest["main"]]
-    return run_main(root / main["dir"], argv, {m["source"] for m in manifest["modules"].values()},
-                    check=True)
+    return run_main(
+        root / main["dir"], argv, {m["source"] for m in manifest["modules"].values()}, check=True
+    )
 
 
 def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool) -> int:
@@ -35,7 +36,7 @@ def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool
             return code
         print(code, file=sys.stderr)
         return 1
-    except BaseException as exc:  # noqa: BLE001 - report exactly as the interpreter would
+    except BaseException as exc:
         traceback.print_exception(type(exc), exc, user_traceback(exc, sources))
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     finally:

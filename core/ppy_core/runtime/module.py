@@ -36,8 +36,9 @@ def _loader(spec: str) -> Callable[..., Any]:
 class Binder:
     """Creates the dispatchers of one module's sites as its code asks for them."""
 
-    def __init__(self, directory: Path, manifest: dict[str, Any], namespace: dict[str, Any],
-                 refuse: str = "") -> None:
+    def __init__(
+        self, directory: Path, manifest: dict[str, Any], namespace: dict[str, Any], refuse: str = ""
+    ) -> None:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
         self.refuse = refuse
         self.module = manifest["module"]["name"]
@@ -67,8 +68,10 @@ class Binder:
         try:
             return _loader(unit["loader"])(unit["data"], self.directory, fallback, record)
         except Exception as exc:
-            self._warn(f"site {site_id} ({record.get('text', '')}) runs as Python: its "
-                       f"compiled part failed to load: {exc}  [E3004]")
+            self._warn(
+                f"site {site_id} ({record.get('text', '')}) runs as Python: its "
+                f"compiled part failed to load: {exc}  [E3004]"
+            )
             return dispatch.PythonSite(fallback, "load failed")
 
     def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
@@ -112,9 +115,12 @@ def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = Fa
         mismatch = fingerprint_mismatch(manifest)
         if mismatch:
             refuse = "library build changed"
-            warnings.warn(f"ppy: {manifest['module']['path']}: {mismatch}; its compiled parts "
-                          f"are not used, it runs as Python  [E3003]", ArtifactWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"ppy: {manifest['module']['path']}: {mismatch}; its compiled parts "
+                f"are not used, it runs as Python  [E3003]",
+                ArtifactWarning,
+                stacklevel=2,
+            )
     source_path = manifest["module"]["path"]
     if not Path(source_path).is_file():
         text = importlib.util.decode_source((directory / "source.py").read_bytes())
@@ -168,8 +174,14 @@ def without_dispatch(tb: types.TracebackType | None) -> types.TracebackType | No
     while tb is not None:
         code = tb.tb_frame.f_code
         if FALLBACK_MARK in code.co_qualname:
-            at = next((i for i in range(len(frames) - 1, -1, -1)
-                       if frames[i].tb_frame.f_code.co_filename == code.co_filename), None)
+            at = next(
+                (
+                    i
+                    for i in range(len(frames) - 1, -1, -1)
+                    if frames[i].tb_frame.f_code.co_filename == code.co_filename
+                ),
+                None,
+            )
             if at is not None:
                 del frames[at:]
                 changed = True
@@ -183,6 +195,14 @@ def without_dispatch(tb: types.TracebackType | None) -> types.TracebackType | No
     return out
 
 
-__all__ = ["exec_artifact", "run_as_main", "ArtifactWarning", "Binder", "user_traceback",
-           "without_dispatch", "FALLBACK_MARK",
-           "fingerprint_mismatch", "Error"]
+__all__ = [
+    "exec_artifact",
+    "run_as_main",
+    "ArtifactWarning",
+    "Binder",
+    "user_traceback",
+    "without_dispatch",
+    "FALLBACK_MARK",
+    "fingerprint_mismatch",
+    "Error",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 
 class Vec:
@@ -11,32 +12,32 @@ class Vec:
     def __init__(self, items: list[float]) -> None:
         self.items = [float(x) for x in items]
 
-    def _zip(self, other: object, fn):  # noqa: ANN001, ANN202
+    def _zip(self, other: object, fn: Callable[[float, float], float]) -> Vec:
         if isinstance(other, Vec):
             if len(other.items) != len(self.items):
                 raise ValueError("length mismatch")
             return Vec([fn(a, b) for a, b in zip(self.items, other.items, strict=True)])
-        return Vec([fn(a, float(other)) for a in self.items])
+        return Vec([fn(a, float(other)) for a in self.items])  # type: ignore[arg-type]
 
-    def __add__(self, o):  # noqa: ANN001, ANN204
+    def __add__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: a + b)
 
-    def __radd__(self, o):  # noqa: ANN001, ANN204
+    def __radd__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: b + a)
 
-    def __sub__(self, o):  # noqa: ANN001, ANN204
+    def __sub__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: a - b)
 
-    def __mul__(self, o):  # noqa: ANN001, ANN204
+    def __mul__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: a * b)
 
-    def __rmul__(self, o):  # noqa: ANN001, ANN204
+    def __rmul__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: b * a)
 
-    def __truediv__(self, o):  # noqa: ANN001, ANN204
+    def __truediv__(self, o: object) -> Vec:
         return self._zip(o, lambda a, b: a / b)
 
-    def __neg__(self):  # noqa: ANN204
+    def __neg__(self) -> Vec:
         return Vec([-a for a in self.items])
 
     def __eq__(self, o: object) -> bool:

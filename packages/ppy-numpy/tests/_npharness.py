@@ -153,6 +153,8 @@ SPECIALS = np.array([
     5e-324, -5e-324, 2.2250738585072014e-308, 1e-310, -1e-310,  # subnormals and the edge
     1.7976931348623157e308, -1.7976931348623157e308, 1e300, -1e300, 1e-300,  # huge, tiny
     1.0, -1.0, 0.5, -0.5, 2.0, 3.0, np.pi, -np.pi / 2, 709.8, -745.5, 1e16, 0.7,
+    *np.array([0x7FF8000000000ABC, 0xFFF80000DEADBEEF, 0x7FF0000000000001],  # NaN payloads,
+              dtype=np.uint64).view(np.float64),  # a signaling NaN
 ])
 #: lengths around NumPy's SIMD widths and its pairwise-sum blocks
 LENGTHS = (*range(10), 127, 128, 129, 255, 256, 257)

@@ -11,8 +11,18 @@ from ppy_core.ir.dialects.columnar import COLUMNAR
 from ppy_core.ir.dialects.library import FFT, LINALG, SPARSE, SPECIAL
 from ppy_core.ir.dialects.tensor import TENSOR
 
-CORE_DIALECTS: Final = (BUILTIN, FUNC, TENSOR, COLUMNAR, LINALG, FFT, SPECIAL, SPARSE, ATEN,
-                        STABLEHLO)
+CORE_DIALECTS: Final = (
+    BUILTIN,
+    FUNC,
+    TENSOR,
+    COLUMNAR,
+    LINALG,
+    FFT,
+    SPECIAL,
+    SPARSE,
+    ATEN,
+    STABLEHLO,
+)
 
 
 def core_registry() -> DialectRegistry:

@@ -60,11 +60,18 @@ class FuncOp(Operation):
     body = region()
 
     @classmethod
-    def build(cls, sym_name: str, arg_types: list[Type], result_types: list[Type],
-              arg_names: list[str | None] | None = None) -> FuncOp:
+    def build(
+        cls,
+        sym_name: str,
+        arg_types: list[Type],
+        result_types: list[Type],
+        arg_names: list[str | None] | None = None,
+    ) -> FuncOp:
         block = Block(arg_types, arg_names=arg_names or [])
-        return cls(attributes={"sym_name": sym_name, "result_types": tuple(result_types)},
-                   regions=[Region([block])])
+        return cls(
+            attributes={"sym_name": sym_name, "result_types": tuple(result_types)},
+            regions=[Region([block])],
+        )
 
     @property
     def entry(self) -> Block:
@@ -83,8 +90,10 @@ class FuncOp(Operation):
             self.fail("a function must end with func.return")
         returned = [v.type for v in ops[-1].operands]
         if returned != list(self.result_types):
-            self.fail(f"returns {[str(t) for t in returned]}, declared "
-                      f"{[str(t) for t in self.result_types]}")
+            self.fail(
+                f"returns {[str(t) for t in returned]}, declared "
+                f"{[str(t) for t in self.result_types]}"
+            )
 
 
 class ReturnOp(Operation):
@@ -111,5 +120,14 @@ class CallOp(Operation):
 BUILTIN: Final = Dialect("builtin", [ModuleOp, ConstantOp])
 FUNC: Final = Dialect("func", [FuncOp, ReturnOp, CallOp])
 
-__all__ = ["ModuleOp", "ConstantOp", "FuncOp", "ReturnOp", "CallOp", "BUILTIN", "FUNC",
-           "TensorType", "PURE"]
+__all__ = [
+    "ModuleOp",
+    "ConstantOp",
+    "FuncOp",
+    "ReturnOp",
+    "CallOp",
+    "BUILTIN",
+    "FUNC",
+    "TensorType",
+    "PURE",
+]

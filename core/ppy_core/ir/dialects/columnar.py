@@ -21,14 +21,31 @@ class _Binary(Operation):
 
 
 def _binary(op_name: str, doc: str) -> type[Operation]:
-    return type(f"{op_name.title().replace('_', '')}Op", (_Binary,),
-                {"name": f"columnar.{op_name}", "__doc__": doc})
+    return type(
+        f"{op_name.title().replace('_', '')}Op",
+        (_Binary,),
+        {"name": f"columnar.{op_name}", "__doc__": doc},
+    )
 
 
-ARITHMETIC: Final = ("add", "sub", "mul", "div", "greater", "greater_equal", "less",
-                     "less_equal", "equal", "not_equal", "and_kleene", "or_kleene")
-BINARY: Final = {n: _binary(n, f"%r = columnar.{n} %a, %b : (column<f64>, column<f64>) -> "
-                              f"column<...>") for n in ARITHMETIC}
+ARITHMETIC: Final = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "not_equal",
+    "and_kleene",
+    "or_kleene",
+)
+BINARY: Final = {
+    n: _binary(n, f"%r = columnar.{n} %a, %b : (column<f64>, column<f64>) -> column<...>")
+    for n in ARITHMETIC
+}
 
 
 class SelectOp(Operation):

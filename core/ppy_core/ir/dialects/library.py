@@ -22,15 +22,41 @@ class _LibraryCall(Operation):
 
 
 def _ops(dialect: str, names: tuple[str, ...]) -> list[type[Operation]]:
-    return [type(f"{dialect.title()}{n.title().replace('_', '')}Op", (_LibraryCall,),
-                 {"name": f"{dialect}.{n}",
-                  "__doc__": f"%r = {dialect}.{n} %a {{target = \"...\"}} : (...) -> ..."})
-            for n in names]
+    return [
+        type(
+            f"{dialect.title()}{n.title().replace('_', '')}Op",
+            (_LibraryCall,),
+            {
+                "name": f"{dialect}.{n}",
+                "__doc__": f'%r = {dialect}.{n} %a {{target = "..."}} : (...) -> ...',
+            },
+        )
+        for n in names
+    ]
 
 
-LINALG: Final = Dialect("linalg", _ops("linalg", (
-    "dot", "matmul", "inner", "vdot", "tensordot", "solve", "inv", "det", "norm", "cholesky",
-    "qr", "svd", "eigh", "lu")))
+LINALG: Final = Dialect(
+    "linalg",
+    _ops(
+        "linalg",
+        (
+            "dot",
+            "matmul",
+            "inner",
+            "vdot",
+            "tensordot",
+            "solve",
+            "inv",
+            "det",
+            "norm",
+            "cholesky",
+            "qr",
+            "svd",
+            "eigh",
+            "lu",
+        ),
+    ),
+)
 FFT: Final = Dialect("fft", _ops("fft", ("fft", "ifft", "rfft", "irfft", "fft2", "fftn")))
 SPECIAL: Final = Dialect("special", _ops("special", ("unary", "binary")))
 SPARSE: Final = Dialect("sparse", _ops("sparse", ("csr", "csc", "coo", "matvec", "matmul")))

@@ -16,8 +16,26 @@ from ppy_core.ir.types import ScalarType, TensorType
 Operand = (TensorType, ScalarType)
 
 UNARY_FUNCTIONS: Final = (
-    "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-    "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "square", "reciprocal", "erf",
+    "sqrt",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "square",
+    "reciprocal",
+    "erf",
 )
 PREDICATES: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 REDUCTIONS: Final = ("add", "mul", "max", "min", "mean")
@@ -214,16 +232,58 @@ class YieldOp(Operation):
     values = operand(Operand, variadic=True)
 
 
-BINARY_OPS: Final = {"add": AddOp, "sub": SubOp, "mul": MulOp, "div": DivOp, "pow": PowOp,
-                     "maximum": MaximumOp, "minimum": MinimumOp}
+BINARY_OPS: Final = {
+    "add": AddOp,
+    "sub": SubOp,
+    "mul": MulOp,
+    "div": DivOp,
+    "pow": PowOp,
+    "maximum": MaximumOp,
+    "minimum": MinimumOp,
+}
 
-TENSOR: Final = Dialect("tensor", [
-    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, NegOp, AbsOp, UnaryOp, CompareOp,
-    SelectOp, ReduceOp, CastOp, KernelOp, YieldOp,
-])
+TENSOR: Final = Dialect(
+    "tensor",
+    [
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        PowOp,
+        MaximumOp,
+        MinimumOp,
+        NegOp,
+        AbsOp,
+        UnaryOp,
+        CompareOp,
+        SelectOp,
+        ReduceOp,
+        CastOp,
+        KernelOp,
+        YieldOp,
+    ],
+)
 
 __all__ = [
-    "AddOp", "SubOp", "MulOp", "DivOp", "PowOp", "MaximumOp", "MinimumOp", "NegOp", "AbsOp",
-    "UnaryOp", "CompareOp", "SelectOp", "ReduceOp", "CastOp", "KernelOp", "YieldOp", "TENSOR",
-    "BINARY_OPS", "UNARY_FUNCTIONS", "PREDICATES", "REDUCTIONS",
+    "AddOp",
+    "SubOp",
+    "MulOp",
+    "DivOp",
+    "PowOp",
+    "MaximumOp",
+    "MinimumOp",
+    "NegOp",
+    "AbsOp",
+    "UnaryOp",
+    "CompareOp",
+    "SelectOp",
+    "ReduceOp",
+    "CastOp",
+    "KernelOp",
+    "YieldOp",
+    "TENSOR",
+    "BINARY_OPS",
+    "UNARY_FUNCTIONS",
+    "PREDICATES",
+    "REDUCTIONS",
 ]

@@ -6,8 +6,13 @@ from ppy_core.backends import Backend, CompiledUnit, LowerContext
 from ppy_core.ir.core import Operation, Value
 from ppy_core.ir.types import TensorType
 
-_EXPR = {"tensor.add": "({0} + {1})", "tensor.sub": "({0} - {1})", "tensor.mul": "({0} * {1})",
-         "tensor.div": "({0} / {1})", "tensor.neg": "(-{0})"}
+_EXPR = {
+    "tensor.add": "({0} + {1})",
+    "tensor.sub": "({0} - {1})",
+    "tensor.mul": "({0} * {1})",
+    "tensor.div": "({0} / {1})",
+    "tensor.neg": "(-{0})",
+}
 
 
 class PyLoopBackend(Backend):
@@ -19,8 +24,18 @@ class PyLoopBackend(Backend):
 
     def can_lower(self, func: Operation) -> str | None:
         for op in func.walk():
-            if op.name in ("func.func", "func.return", "tensor.kernel", "tensor.yield",
-                           "builtin.constant", "tensor.reduce") or op.name in _EXPR:
+            if (
+                op.name
+                in (
+                    "func.func",
+                    "func.return",
+                    "tensor.kernel",
+                    "tensor.yield",
+                    "builtin.constant",
+                    "tensor.reduce",
+                )
+                or op.name in _EXPR
+            ):
                 continue
             if op.name == "tensor.unary" and op.attributes["op"] == "sin":
                 continue
@@ -48,16 +63,22 @@ class PyLoopBackend(Backend):
             elif op.name == "tensor.unary":
                 names[id(op.result)] = f"math.sin({_use(names, op.operands[0])})"
             else:
-                names[id(op.result)] = _EXPR[op.name].format(*[_use(names, v)
-                                                               for v in op.operands])
+                names[id(op.result)] = _EXPR[op.name].format(*[_use(names, v) for v in op.operands])
         params = ", ".join(f"a{i}" for i in range(len(block.args)))
-        body = (f"    return math.fsum({reduce} for i in range(n))" if reduce is not None
-                else f"    return [{result} for i in range(n)]")
+        body = (
+            f"    return math.fsum({reduce} for i in range(n))"
+            if reduce is not None
+            else f"    return [{result} for i in range(n)]"
+        )
         source = f"import math\n\ndef kernel(n, {params}):\n{body}\n"
         filename = f"{ctx.site_id}.pyloop.py"
         (ctx.build_dir / filename).write_text(source)
-        return CompiledUnit("pyloop", "ppy_testkit.loader:load", (filename,),
-                            {"file": filename, "kinds": kinds, "reduce": reduce is not None})
+        return CompiledUnit(
+            "pyloop",
+            "ppy_testkit.loader:load",
+            (filename,),
+            {"file": filename, "kinds": kinds, "reduce": reduce is not None},
+        )
 
 
 def _use(names: dict[int, str], value: Value) -> str:

@@ -10,8 +10,13 @@ import vecmath
 
 
 class Site:
-    def __init__(self, kernel: Callable[..., Any], kinds: list[str], reduce: bool,
-                 fallback: Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        kernel: Callable[..., Any],
+        kinds: list[str],
+        reduce: bool,
+        fallback: Callable[..., Any],
+    ) -> None:
         self.kernel, self.kinds, self.reduce, self.fallback = kernel, kinds, reduce, fallback
         self.fast = 0
         self.fallbacks: dict[str, int] = {}
@@ -23,8 +28,9 @@ class Site:
             return self.fallback(*args)
         self.fast += 1
         n = next(len(a.items) for a, k in zip(args, self.kinds, strict=True) if k == "vec")
-        values = [a.items if k == "vec" else float(a) for a, k in
-                  zip(args, self.kinds, strict=True)]
+        values = [
+            a.items if k == "vec" else float(a) for a, k in zip(args, self.kinds, strict=True)
+        ]
         out = self.kernel(n, *values)
         return out if self.reduce else vecmath.Vec(out)
 
@@ -46,8 +52,9 @@ class Site:
         self.fast, self.fallbacks = 0, {}
 
 
-def load(data: dict[str, Any], directory: Path, fallback: Callable[..., Any],
-         record: dict[str, Any]) -> Site:
+def load(
+    data: dict[str, Any], directory: Path, fallback: Callable[..., Any], record: dict[str, Any]
+) -> Site:
     namespace: dict[str, Any] = {}
     source = (directory / data["file"]).read_text()
     exec(compile(source, str(directory / data["file"]), "exec"), namespace)
