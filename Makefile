@@ -45,10 +45,10 @@ setup: $(STAMP)
 
 # -- the two commands --------------------------------------------------------------------
 
-# The headline example. Add the examples here as they land, one line each, e.g.
-#	$(BIN)/python examples/01_numpy_fusion/main.py
+# The headline examples: NumPy fusion, then an ATen region.
 demo: $(STAMP)
-	$(BIN)/ppy doctor
+	$(BIN)/ppy examples/01_numpy_fusion/fusion.ppy
+	cd examples/09_torch && ../../$(BIN)/ppy torch_region.ppy
 
 test: test-dists test-core
 

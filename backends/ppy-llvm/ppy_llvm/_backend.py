@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ppy_core.backends import Backend
 
 from ._errors import LlvmBackendError, reason
 from .loader import CompiledKernel
+
+#: reductions whose NaN results may stand, by the proof's name for their order
+NAN_REDUCTIONS = {"add": "sum", "mean": "sum", "mul": "prod"}
 
 
 class LlvmBackend(Backend):
@@ -72,7 +76,13 @@ class LlvmBackend(Backend):
         fastmath = bool(getattr(ctx, "fastmath", False)) or bool(
             getattr(func_op, "attributes", {}).get("fastmath")
         )
-        kernel = compile_specs([spec_from_func(func_op, fastmath=fastmath)])[0]
+        spec = spec_from_func(func_op, fastmath=fastmath)
+        kernel = compile_specs([spec])[0]
+        if spec.reduce in NAN_REDUCTIONS and not fastmath:
+            from ._proof import nan_verdicts
+
+            if nan_verdicts().get(NAN_REDUCTIONS[spec.reduce]) == "ok":
+                kernel = replace(kernel, signature=replace(kernel.signature, nan_ok=True))
         return kernel if ctx is None else _unit(kernel, ctx)
 
     def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
@@ -103,8 +113,11 @@ def _unit(kernel: CompiledKernel, ctx: Any) -> Any:
 
     name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
     shutil.copyfile(kernel.path, ctx.build_dir / name)
-    data = {"symbol": kernel.symbol, "signature": kernel.signature.to_json(),
-            "fingerprint": kernel.fingerprint}
+    data = {
+        "symbol": kernel.symbol,
+        "signature": kernel.signature.to_json(),
+        "fingerprint": kernel.fingerprint,
+    }
     return CompiledUnit("llvm", "ppy_llvm.loader:load_site", (name,), data)
 
 

@@ -193,3 +193,97 @@ def proven(refresh: bool = False) -> dict[str, str]:
         json.dump(verdict, fh, indent=1, sort_keys=True)
     os.replace(tmp, path)
     return verdict
+
+
+# -- NaN results of reductions ----------------------------------------------------------
+
+NAN_LENGTHS = (*range(1, 41), 127, 128, 129, 255, 256, 257, 1000, 1031, 4099, 100_003)
+
+
+def _nan_reference(kind: str, x: Any, y: Any) -> Any:
+    import numpy as np
+
+    return np.sum(x * y) if kind == "sum" else np.prod(x * y)
+
+
+def _nan_inputs(rng: Any, n: int) -> tuple[Any, Any]:
+    """Arrays whose products hold NaNs of both signs and several payloads (and inf*0)."""
+    import numpy as np
+
+    payloads = np.array(
+        [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF800000000ABCD, 0xFFF80000DEAD0000],
+        dtype=np.uint64,
+    ).view(np.float64)
+    x, y = rng.standard_normal(n), rng.uniform(0.5, 1.5, n)
+    k = int(rng.integers(1, 6))
+    x[rng.integers(0, n, k)] = payloads[rng.integers(0, len(payloads), k)]
+    if rng.random() < 0.3:
+        x[rng.integers(0, n)], y[rng.integers(0, n)] = np.inf, 0.0
+    return x, y
+
+
+def run_nan_proof() -> dict[str, str]:
+    """``{"sum": "ok" | reason, "prod": ...}``: does the kernel's serial order give
+    NumPy's NaN bits for sum(x*y) / prod(x*y) of NaN-laden data, at many lengths?"""
+    import numpy as np
+
+    from ppy_numpy._runtime import make_site
+
+    from ._build import compile_specs
+    from .loader import kernel_address
+
+    specs = {}
+    for kind, reduce in (("sum", "add"), ("prod", "mul")):
+        b = KernelBuilder()
+        x, y = b.leaf(), b.leaf()
+        specs[kind] = b.build(b.op("mul", x, y), reduce=reduce)  # type: ignore[arg-type]
+    kernels = dict(zip(specs, compile_specs(list(specs.values()), "proof-nan"), strict=True))
+    rng = np.random.default_rng(20251130)
+    verdict = {}
+    with np.errstate(all="ignore"):
+        for kind, k in kernels.items():
+            found = kernel_address(k)
+            if found is None:
+                verdict[kind] = "kernel library failed to load"
+                continue
+            site = make_site(
+                found[0],
+                k.signature.kind,
+                k.signature.leaves,
+                (),
+                lambda *a: None,
+                f"proof:nan-{kind}",
+                found[1],
+                True,
+            )
+            verdict[kind] = _nan_check(site, kind, rng)
+    return verdict
+
+
+def _nan_check(site: Any, kind: str, rng: Any) -> str:
+    import numpy as np
+
+    for n in NAN_LENGTHS:
+        for _ in range(12):
+            x, y = _nan_inputs(rng, n)
+            got, want = site(x, y), _nan_reference(kind, x, y)
+            if got is None:
+                return f"the kernel's result was refused at n={n}"
+            if np.float64(got).view(np.uint64) != np.float64(want).view(np.uint64):
+                return f"NaN bits differ at n={n}: {float(got)!r} != {float(want)!r}"
+    return "ok"
+
+
+def nan_verdicts(refresh: bool = False) -> dict[str, str]:
+    """The cached NaN-result verdicts for this fingerprint + NumPy build."""
+    head, tail = os.path.split(_cache_path())
+    path = os.path.join(head, "proof-nan-" + tail.removeprefix("proof-"))
+    if not refresh and os.path.exists(path):
+        with open(path) as fh:
+            return dict(json.load(fh))
+    verdict = run_nan_proof()
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump(verdict, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+    return verdict

@@ -26,18 +26,29 @@ class KernelSignature:
     kind: str  # map | map_bool | sum | mean | prod | max | min
     leaves: str
     loops: tuple[tuple[str, str], ...]  # (numpy ufunc name, "d->d" | "dd->d")
+    nan_ok: bool = False  # a NaN result of a serial run has NumPy's bits (proven)
 
     def to_json(self) -> str:
         """Manifest form."""
         return json.dumps(
-            {"kind": self.kind, "leaves": self.leaves, "loops": [list(x) for x in self.loops]}
+            {
+                "kind": self.kind,
+                "leaves": self.leaves,
+                "loops": [list(x) for x in self.loops],
+                "nan_ok": self.nan_ok,
+            }
         )
 
     @classmethod
     def from_json(cls, text: str) -> KernelSignature:
         """Inverse of `to_json`."""
         d = json.loads(text)
-        return cls(d["kind"], d["leaves"], tuple((a, b) for a, b in d["loops"]))
+        return cls(
+            d["kind"],
+            d["leaves"],
+            tuple((a, b) for a, b in d["loops"]),
+            bool(d.get("nan_ok", False)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +103,23 @@ def load_site(data: dict[str, str], directory: Path, fallback: object, record: d
     from ppy_numpy._runtime import make_site
 
     signature = KernelSignature.from_json(data["signature"])
-    kernel = CompiledKernel(str(Path(directory) / record["unit"]["files"][0]), data["symbol"],
-                            signature, data["fingerprint"])
+    kernel = CompiledKernel(
+        str(Path(directory) / record["unit"]["files"][0]),
+        data["symbol"],
+        signature,
+        data["fingerprint"],
+    )
     found = kernel_address(kernel)
     if found is None:
         raise OSError(f"{kernel.path} cannot run on this CPU")
     address, keepalive = found
-    return make_site(address, signature.kind, signature.leaves, signature.loops, fallback,
-                     record["id"], keepalive)
+    return make_site(
+        address,
+        signature.kind,
+        signature.leaves,
+        signature.loops,
+        fallback,
+        record["id"],
+        keepalive,
+        signature.nan_ok,
+    )

@@ -44,8 +44,10 @@ def test_fingerprint_format_and_stability() -> None:
 def test_fingerprint_imports_no_llvmlite() -> None:
     """The fingerprint enters every NumPy module's cache key: a cached run (and
     `ppy run`) must not import llvmlite to compute it."""
-    code = ("import sys; from ppy_llvm import create_backend; create_backend().fingerprint(); "
-            "print('llvmlite' in sys.modules)")
+    code = (
+        "import sys; from ppy_llvm import create_backend; create_backend().fingerprint(); "
+        "print('llvmlite' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

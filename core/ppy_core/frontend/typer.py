@@ -61,7 +61,7 @@ class Typer:
             return None
         if node.id in self.imports:
             return ".".join([self.imports[node.id], *reversed(parts)])
-        if node.id in ("float", "int", "bool") and not parts:
+        if node.id in ("float", "int", "bool", "abs") and not parts:
             return f"builtins.{node.id}"
         return None
 
@@ -120,7 +120,7 @@ class Typer:
                 and args[0] in _DTYPE_NAMES
             ):
                 element = type(element)(_DTYPE_NAMES[args[0]])
-        return TensorType(element, shape)
+        return TensorType(element, shape, base.library)
 
     # -- expressions ----------------------------------------------------------
     def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
@@ -138,6 +138,28 @@ class Typer:
             return self._attribute(node, conv)
         if isinstance(node, ast.Call):
             return self._call_type(node, conv)
+        if isinstance(node, ast.BinOp | ast.UnaryOp):
+            return self._operator_type(node, conv)
+        return UNKNOWN
+
+    def _operator_type(self, node: ast.BinOp | ast.UnaryOp, conv: Mapping[int, Converge]) -> Type:
+        """An operator no site took: the plugins' answer, else Python's own scalar rules."""
+        operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+        reply = self.oracle.operator(self.operator_context(node, operands, conv))
+        if isinstance(reply, Type):
+            return reply
+        if isinstance(reply, Converge):
+            return reply.result
+        kinds = [self.expr(o, conv) for o in operands]
+        if not all(k in (F64, I64) for k in kinds):
+            return UNKNOWN
+        op = type(node.op).__name__
+        if op in ("USub", "UAdd"):
+            return kinds[0]
+        if op == "Div":
+            return F64
+        if op in ("Add", "Sub", "Mult"):
+            return F64 if F64 in kinds else I64
         return UNKNOWN
 
     def _attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:

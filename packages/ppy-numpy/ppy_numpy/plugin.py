@@ -12,8 +12,18 @@ import functools
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
+from ppy_core.ir.types import (
+    F64,
+    I1,
+    I64,
+    UNKNOWN,
+    OpaqueType,
+    ScalarType,
+    TensorType,
+    Type,
+)
 from ppy_core.plugins import (
     NOT_CONSTANT,
     AttributeContext,
@@ -24,7 +34,6 @@ from ppy_core.plugins import (
     Plugin,
     SubscriptContext,
 )
-from ppy_core.ir.types import F64, I1, I64, UNKNOWN, ScalarType, TensorType, Type
 from ppy_core.specs import DialectOperationSpec
 from ppy_numpy import tables as T
 
@@ -116,7 +125,7 @@ class NumpyPlugin(Plugin):
 
     # -- typing -----------------------------------------------------------------------
     def external_types(self) -> Mapping[str, Type]:
-        return {"numpy.ndarray": T.ARRAY, "numpy.float64": F64}
+        return {"numpy.ndarray": T.ARRAY, "numpy.float64": F64, T.GENERATOR: _GENERATOR}
 
     def subscript(self, ctx: SubscriptContext) -> Type | None:
         if ctx.in_annotation and ctx.qualname in ("numpy.typing.NDArray", "numpy.ndarray"):
@@ -146,10 +155,15 @@ class NumpyPlugin(Plugin):
         if ctx.callee in T.CREATION:
             dtype = ctx.kw_constants.get("dtype", NOT_CONSTANT)
             return CallAnswer(T.ARRAY if dtype is NOT_CONSTANT else UNKNOWN)
+        if ctx.callee == "numpy.random.default_rng":
+            return CallAnswer(_GENERATOR)
+        if ctx.callee.startswith(T.GENERATOR + "."):
+            return _generator_sample(ctx)
         if ctx.callee in T.LINALG:
             op = T.LINALG[ctx.callee]
-            return CallAnswer(UNKNOWN, lowering=DialectOperationSpec(
-                f"linalg.{op}", {"target": ctx.callee}))
+            return CallAnswer(
+                UNKNOWN, lowering=DialectOperationSpec(f"linalg.{op}", {"target": ctx.callee})
+            )
         if ctx.callee == "numpy.ndarray.item" and _is_array(ctx.receiver):
             element = ctx.receiver.element  # type: ignore[union-attr]
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
@@ -162,8 +176,8 @@ class NumpyPlugin(Plugin):
 
     def call_alias(self, ctx: CallContext) -> str | None:
         prefix = "numpy.ndarray."
-        if ctx.callee.startswith(prefix) and ctx.callee[len(prefix):] in T.METHOD_REDUCTIONS:
-            return f"numpy.{ctx.callee[len(prefix):]}"
+        if ctx.callee.startswith(prefix) and ctx.callee[len(prefix) :] in T.METHOD_REDUCTIONS:
+            return f"numpy.{ctx.callee[len(prefix) :]}"
         return None
 
     # -- convergence ---------------------------------------------------------------
@@ -181,8 +195,9 @@ class NumpyPlugin(Plugin):
         if ctx.op in T.BINARY_OPERATORS:
             return Converge(f"tensor.{T.BINARY_OPERATORS[ctx.op]}", result)
         if ctx.op in T.COMPARE_OPERATORS:
-            return Converge("tensor.compare", _with_element(result, I1),
-                            {"pred": T.COMPARE_OPERATORS[ctx.op]})
+            return Converge(
+                "tensor.compare", _with_element(result, I1), {"pred": T.COMPARE_OPERATORS[ctx.op]}
+            )
         if ctx.op == "Pow":
             return _power(ctx, result)
         return None
@@ -195,6 +210,9 @@ class NumpyPlugin(Plugin):
             if _is_float(args[0]) and not isinstance(args[0], ScalarType):
                 return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
             return None
+        if callee == "builtins.abs":  # abs(x) is np.absolute(x) for an array x only
+            ok = len(args) == 1 and _is_float(args[0]) and isinstance(args[0], TensorType)
+            return Converge("tensor.abs", args[0]) if ok else None
         if not any(t is UNKNOWN or _is_array(t) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
         if callee == "numpy.where":
@@ -205,8 +223,9 @@ class NumpyPlugin(Plugin):
         if callee in T.BINARY_FUNCTIONS and len(args) == 2:
             return Converge(f"tensor.{T.BINARY_FUNCTIONS[callee]}", result)
         if callee in T.COMPARE_FUNCTIONS and len(args) == 2:
-            return Converge("tensor.compare", _with_element(result, I1),
-                            {"pred": T.COMPARE_FUNCTIONS[callee]})
+            return Converge(
+                "tensor.compare", _with_element(result, I1), {"pred": T.COMPARE_FUNCTIONS[callee]}
+            )
         if callee in T.UNARY_FUNCTIONS and len(args) == 1:
             return Converge("tensor.unary", result, {"op": T.UNARY_FUNCTIONS[callee]})
         if callee in T.SIGN_FUNCTIONS and len(args) == 1:
@@ -234,8 +253,10 @@ def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | Non
     if not (isinstance(cond, TensorType) and cond.element.kind == "i1"):
         return None  # a mask computed elsewhere: NumPy's where takes it
     consts = (*constants, NOT_CONSTANT, NOT_CONSTANT, NOT_CONSTANT)[1:3]
-    if not any((_is_float(t) and not isinstance(t, ScalarType)) or isinstance(c, float)
-               for t, c in zip(args[1:], consts, strict=True)):
+    if not any(
+        (_is_float(t) and not isinstance(t, ScalarType)) or isinstance(c, float)
+        for t, c in zip(args[1:], consts, strict=True)
+    ):
         return None  # no sure float branch: NumPy's where may give an int array
     branches = _elementwise_result(args[1:])
     return Converge("tensor.select", branches) if branches else None
@@ -248,6 +269,19 @@ def _with_constants(types: tuple[Type, ...], constants: tuple[Any, ...]) -> tupl
         if out[i] is UNKNOWN and isinstance(value, int | float) and not isinstance(value, bool):
             out[i] = F64 if isinstance(value, float) else I64
     return tuple(out)
+
+
+_GENERATOR: Final = OpaqueType(T.GENERATOR)
+
+
+def _generator_sample(ctx: CallContext) -> CallAnswer | None:
+    """`rng.standard_normal(n)`: a float64 array (with a size), a float (without)."""
+    position = T.GENERATOR_FLOAT_SIZE.get(ctx.callee[len(T.GENERATOR) + 1 :])
+    if position is None or set(ctx.kwargs) - {"size", "loc", "scale", "low", "high"}:
+        return None  # dtype=, out=, integers(), choice(): not a plain float64 sample
+    given = len(ctx.args) - (ctx.receiver is not None)  # args[0] is the generator
+    sized = given > position or "size" in ctx.kwargs
+    return CallAnswer(T.ARRAY if sized else F64)
 
 
 def _is_array(t: Type | None) -> bool:
@@ -265,8 +299,9 @@ def _scalar_math(ctx: CallContext) -> bool:
     """`np.sin(x)`, `np.maximum(x, 2)` of Python numbers, one a float: a numpy.float64."""
     if ctx.kwargs or not ctx.args:
         return False
-    if not any(ctx.callee in table for table in (T.UNARY_FUNCTIONS, T.BINARY_FUNCTIONS,
-                                                 T.SIGN_FUNCTIONS)):
+    if not any(
+        ctx.callee in table for table in (T.UNARY_FUNCTIONS, T.BINARY_FUNCTIONS, T.SIGN_FUNCTIONS)
+    ):
         return False
     args = _with_constants(ctx.args, ctx.constants)
     kinds = [t.kind if isinstance(t, ScalarType) else "" for t in args]
@@ -302,8 +337,9 @@ def _power(ctx: OperatorContext, result: TensorType) -> Converge | None:
         if exponent is NOT_CONSTANT or isinstance(exponent, bool):
             return None  # NumPy picks square/sqrt/... by the exponent's value at run time
         if exponent in T.POWER_FAST_PATHS:
-            return Converge("tensor.unary", result, {"op": T.POWER_FAST_PATHS[exponent]},
-                            operands=(0,))
+            return Converge(
+                "tensor.unary", result, {"op": T.POWER_FAST_PATHS[exponent]}, operands=(0,)
+            )
         if exponent in T.POWER_NO_FUSE:
             return None
     return Converge("tensor.pow", result)

@@ -10,14 +10,25 @@ LIBRARY: Final = "numpy"
 ARRAY: Final = TensorType(F64, None, LIBRARY)
 
 DTYPES: Final[dict[str, ScalarType]] = {
-    "numpy.float64": F64, "numpy.double": F64, "builtins.float": F64,
-    "numpy.float32": F32, "numpy.single": F32, "numpy.int64": I64, "numpy.bool_": I1,
+    "numpy.float64": F64,
+    "numpy.double": F64,
+    "builtins.float": F64,
+    "numpy.float32": F32,
+    "numpy.single": F32,
+    "numpy.int64": I64,
+    "numpy.bool_": I1,
     "numpy.bool": I1,
 }
 
 BINARY_OPERATORS: Final = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div"}
-COMPARE_OPERATORS: Final = {"Lt": "lt", "LtE": "le", "Gt": "gt", "GtE": "ge", "Eq": "eq",
-                            "NotEq": "ne"}
+COMPARE_OPERATORS: Final = {
+    "Lt": "lt",
+    "LtE": "le",
+    "Gt": "gt",
+    "GtE": "ge",
+    "Eq": "eq",
+    "NotEq": "ne",
+}
 #: operators of Python numbers whose result is an int for ints, a float for a float
 PYTHON_ARITHMETIC: Final = ("UAdd", "USub", "Add", "Sub", "Mult", "FloorDiv", "Mod")
 
@@ -26,30 +37,115 @@ POWER_FAST_PATHS: Final = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
 POWER_NO_FUSE: Final = (0, 1)  # _ones_like and positive: not tensor ops here
 
 BINARY_FUNCTIONS: Final = {
-    "numpy.add": "add", "numpy.subtract": "sub", "numpy.multiply": "mul",
-    "numpy.divide": "div", "numpy.true_divide": "div", "numpy.power": "pow",
-    "numpy.maximum": "maximum", "numpy.minimum": "minimum",
+    "numpy.add": "add",
+    "numpy.subtract": "sub",
+    "numpy.multiply": "mul",
+    "numpy.divide": "div",
+    "numpy.true_divide": "div",
+    "numpy.power": "pow",
+    "numpy.maximum": "maximum",
+    "numpy.minimum": "minimum",
 }
 COMPARE_FUNCTIONS: Final = {
-    "numpy.less": "lt", "numpy.less_equal": "le", "numpy.greater": "gt",
-    "numpy.greater_equal": "ge", "numpy.equal": "eq", "numpy.not_equal": "ne",
+    "numpy.less": "lt",
+    "numpy.less_equal": "le",
+    "numpy.greater": "gt",
+    "numpy.greater_equal": "ge",
+    "numpy.equal": "eq",
+    "numpy.not_equal": "ne",
 }
 UNARY_FUNCTIONS: Final = {
-    **{f"numpy.{n}": n for n in (
-        "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos",
-        "arctan", "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "square", "reciprocal")},
+    **{
+        f"numpy.{n}": n
+        for n in (
+            "sqrt",
+            "exp",
+            "log",
+            "log1p",
+            "expm1",
+            "sin",
+            "cos",
+            "tan",
+            "arcsin",
+            "arccos",
+            "arctan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "floor",
+            "ceil",
+            "trunc",
+            "square",
+            "reciprocal",
+        )
+    },
 }
-SIGN_FUNCTIONS: Final = {"numpy.negative": "tensor.neg", "numpy.absolute": "tensor.abs",
-                         "numpy.abs": "tensor.abs", "numpy.fabs": "tensor.abs"}
-REDUCTIONS: Final = {"sum": "add", "prod": "mul", "mean": "mean", "max": "max", "min": "min",
-                     "amax": "max", "amin": "min"}
+SIGN_FUNCTIONS: Final = {
+    "numpy.negative": "tensor.neg",
+    "numpy.absolute": "tensor.abs",
+    "numpy.abs": "tensor.abs",
+    "numpy.fabs": "tensor.abs",
+}
+REDUCTIONS: Final = {
+    "sum": "add",
+    "prod": "mul",
+    "mean": "mean",
+    "max": "max",
+    "min": "min",
+    "amax": "max",
+    "amin": "min",
+}
 METHOD_REDUCTIONS: Final = ("sum", "prod", "mean", "max", "min")
 
 LINALG: Final = {f"numpy.{n}": n for n in ("dot", "matmul", "inner", "vdot", "tensordot")}
 
-CREATION: Final = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full",
-                   "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",
-                   "numpy.linspace", "numpy.arange", "numpy.array", "numpy.asarray",
-                   "numpy.ascontiguousarray", "numpy.random.rand", "numpy.random.randn",
-                   "numpy.random.random", "numpy.random.uniform", "numpy.random.normal")
+CREATION: Final = (
+    "numpy.zeros",
+    "numpy.ones",
+    "numpy.empty",
+    "numpy.full",
+    "numpy.zeros_like",
+    "numpy.ones_like",
+    "numpy.empty_like",
+    "numpy.full_like",
+    "numpy.linspace",
+    "numpy.arange",
+    "numpy.array",
+    "numpy.asarray",
+    "numpy.ascontiguousarray",
+    "numpy.random.rand",
+    "numpy.random.randn",
+    "numpy.random.random",
+    "numpy.random.uniform",
+    "numpy.random.normal",
+)
+#: `np.random.default_rng()`: a Generator; its float samplers give a float64 array when
+#: given a size (the position of `size` among their parameters), else one float
+GENERATOR: Final = "numpy.random.Generator"
+GENERATOR_FLOAT_SIZE: Final = {
+    "random": 0,
+    "standard_normal": 0,
+    "standard_exponential": 0,
+    "standard_cauchy": 0,
+    "uniform": 2,
+    "normal": 2,
+    "lognormal": 2,
+    "laplace": 2,
+    "logistic": 2,
+    "gumbel": 2,
+    "beta": 2,
+    "gamma": 2,
+    "wald": 2,
+    "vonmises": 2,
+    "f": 2,
+    "triangular": 3,
+    "exponential": 1,
+    "chisquare": 1,
+    "standard_t": 1,
+    "rayleigh": 1,
+    "weibull": 1,
+    "pareto": 1,
+    "power": 1,
+    "standard_gamma": 1,
+}
 FLOAT_CONSTANTS: Final = ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "numpy.euler_gamma")

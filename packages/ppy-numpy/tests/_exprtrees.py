@@ -18,22 +18,64 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 ARRAYS = ("a", "b", "c")
 CONSTS = ("2.0", "0.5", "3", "1e300", "1e-300", "1.5", "0.0", "7", "1e-320", "-2.5")
 BINOPS = ("+", "-", "*", "/")
-FN2 = ("np.add", "np.subtract", "np.multiply", "np.divide", "np.true_divide",
-       "np.maximum", "np.minimum", "np.power")
+FN2 = (
+    "np.add",
+    "np.subtract",
+    "np.multiply",
+    "np.divide",
+    "np.true_divide",
+    "np.maximum",
+    "np.minimum",
+    "np.power",
+)
 SIGN = ("np.abs", "np.absolute", "np.negative", "np.fabs")
 EXACT_UNARY = ("np.sqrt", "np.floor", "np.ceil", "np.trunc", "np.square", "np.reciprocal")
-LOOP_UNARY = ("exp", "log", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos",
-              "arctan", "sinh", "cosh", "tanh")
+LOOP_UNARY = (
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+)
 POWERS = ("2", "0.5", "-1", "3", "1.5", "-2", "2.0")
-CMPS = ("<", "<=", ">", ">=", "==", "!=", "np.less", "np.less_equal", "np.greater",
-        "np.greater_equal", "np.equal", "np.not_equal")
-REDUCTIONS = {"np.sum": "sum", "np.prod": "prod", "np.mean": "mean", "np.max": "max",
-              "np.min": "min", "np.amax": "max", "np.amin": "min"}
+CMPS = (
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "==",
+    "!=",
+    "np.less",
+    "np.less_equal",
+    "np.greater",
+    "np.greater_equal",
+    "np.equal",
+    "np.not_equal",
+)
+REDUCTIONS = {
+    "np.sum": "sum",
+    "np.prod": "prod",
+    "np.mean": "mean",
+    "np.max": "max",
+    "np.min": "min",
+    "np.amax": "max",
+    "np.amin": "min",
+}
 METHODS = ("sum", "prod", "mean", "max", "min")
 
 
@@ -77,8 +119,7 @@ def valid(tree: Any) -> bool:
     if kind == "where":
         _op, x, y = tree[1]
         t, f = tree[2], tree[3]
-        sure_float = any(has_array(b) or (b[0] == "const" and b[1] in FLOAT_CONSTS)
-                         for b in (t, f))
+        sure_float = any(has_array(b) or (b[0] == "const" and b[1] in FLOAT_CONSTS) for b in (t, f))
         return sure_float and all(map(valid, (x, y, t, f)))
     if kind == "cmp":
         return valid(tree[2]) and valid(tree[3])
@@ -179,3 +220,34 @@ def module_source(trees: list[Any]) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def draw_trees(unary: tuple[str, ...], count: int, seed: int | None = None) -> list[Any]:
+    """`count` distinct trees from the `roots` strategy (hypothesis generates them)."""
+    trees: list[Any] = []
+    seen: set[str] = set()
+
+    @settings(
+        max_examples=count * 4,
+        database=None,
+        derandomize=seed is None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(roots(unary))
+    def collect(tree: Any) -> None:
+        text = render(tree)
+        if len(trees) < count and text not in seen and _worth_a_site(tree):
+            seen.add(text)
+            trees.append(tree)
+
+    if seed is not None:
+        collect = hypothesis_seed(seed)(collect)
+    collect()
+    return trees
+
+
+def _worth_a_site(tree: Any) -> bool:
+    """A bare leaf is no site (`return a`)."""
+    return not (tree[0] == "expr" and tree[1][0] in ("arr", "scalar", "const"))

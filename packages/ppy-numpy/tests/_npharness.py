@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -70,6 +71,11 @@ class Pair:
         return bool(records) and all(r["unit"] is not None for r in records)
 
 
+def verify_mode() -> bool:
+    """Whether this session runs in shadow mode (PPY_VERIFY=1)."""
+    return os.environ.get("PPY_VERIFY") == "1"
+
+
 def compile_pair(project: Path, name: str, source: str) -> Pair:
     """Write `source` as `project/name.py`, compile and load it with ppy, and load it
     again as plain Python (module `name_plain`)."""
@@ -81,7 +87,8 @@ def compile_pair(project: Path, name: str, source: str) -> Pair:
     diagnostics = [d.render() for d in compiled.diagnostics]
     fast = ppy.load(path, name)
     spec = importlib.util.spec_from_file_location(f"{name}_plain", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     plain = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plain)
     return Pair(name, path, fast, plain, load_manifest(compiled.entry), diagnostics)
@@ -122,13 +129,16 @@ def difference(got: Any, want: Any, nan_payload: bool = True) -> str | None:
     if bool(np.all(same)):
         return None
     i = int(np.flatnonzero(~np.asarray(same).ravel())[0])
-    return (f"first difference at flat index {i}: "
-            f"{np.asarray(got).ravel()[i]!r} ({int(g.ravel()[i]):#x}) != "
-            f"{np.asarray(want).ravel()[i]!r} ({int(w.ravel()[i]):#x})")
+    return (
+        f"first difference at flat index {i}: "
+        f"{np.asarray(got).ravel()[i]!r} ({int(g.ravel()[i]):#x}) != "
+        f"{np.asarray(want).ravel()[i]!r} ({int(w.ravel()[i]):#x})"
+    )
 
 
-def outcome_difference(got: Outcome, want: Outcome, nan_payload: bool = True,
-                       warning_order: bool = False) -> str | None:
+def outcome_difference(
+    got: Outcome, want: Outcome, nan_payload: bool = True, warning_order: bool = False
+) -> str | None:
     """`difference` for whole outcomes: values, exceptions and warnings.
 
     Warnings are compared as a multiset unless `warning_order`: a site's leaves (say
@@ -148,14 +158,42 @@ def outcome_difference(got: Outcome, want: Outcome, nan_payload: bool = True,
 
 # -- inputs ---------------------------------------------------------------------------
 
-SPECIALS = np.array([
-    0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan,
-    5e-324, -5e-324, 2.2250738585072014e-308, 1e-310, -1e-310,  # subnormals and the edge
-    1.7976931348623157e308, -1.7976931348623157e308, 1e300, -1e300, 1e-300,  # huge, tiny
-    1.0, -1.0, 0.5, -0.5, 2.0, 3.0, np.pi, -np.pi / 2, 709.8, -745.5, 1e16, 0.7,
-    *np.array([0x7FF8000000000ABC, 0xFFF80000DEADBEEF, 0x7FF0000000000001],  # NaN payloads,
-              dtype=np.uint64).view(np.float64),  # a signaling NaN
-])
+SPECIALS = np.array(
+    [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        1e-310,
+        -1e-310,  # subnormals and the edge
+        1.7976931348623157e308,
+        -1.7976931348623157e308,
+        1e300,
+        -1e300,
+        1e-300,  # huge, tiny
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        3.0,
+        np.pi,
+        -np.pi / 2,
+        709.8,
+        -745.5,
+        1e16,
+        0.7,
+        *np.array(
+            [0x7FF8000000000ABC, 0xFFF80000DEADBEEF, 0x7FF0000000000001],  # NaN payloads,
+            dtype=np.uint64,
+        ).view(np.float64),  # a signaling NaN
+    ]
+)
 #: lengths around NumPy's SIMD widths and its pairwise-sum blocks
 LENGTHS = (*range(10), 127, 128, 129, 255, 256, 257)
 SHAPES_2D = ((2, 3), (16, 17), (1, 1), (9, 15), (0, 4))
@@ -182,15 +220,19 @@ def shapes() -> Iterator[Any]:
     yield from SHAPES_2D
 
 
-def expect_refusal(value: Any, kind: str | None, size: int) -> bool:
-    """Whether the guard must refuse (empty input; a reduction whose NaN or +-0 result
-    NumPy decides itself) rather than take the fast path."""
+def expect_refusal(value: Any, kind: str | None, size: int, parallel: bool = False) -> bool:
+    """Whether the guard must refuse rather than take the fast path: an empty input; a
+    max/min whose result is NaN or +-0 (NumPy's internal order decides its bits); a
+    NaN sum/mean/prod of a run split over threads (`parallel`: the serial order's NaN
+    bits are proven NumPy's, the split's are not)."""
     if size == 0:
         return True
     if kind is None or value is None:
         return False
     v = float(value)
-    return v != v or (kind in ("max", "min") and v == 0.0)
+    if kind in ("max", "min"):
+        return v != v or v == 0.0
+    return v != v and parallel
 
 
 @contextlib.contextmanager
@@ -208,4 +250,3 @@ def counting(pair: Pair, function: str) -> Iterator[dict[str, Any]]:
 def with_reasons(counts: Mapping[str, Any]) -> str:
     """Readable counters for an assertion message."""
     return f"fast +{counts.get('fast')}, fallback {counts.get('fallback')}"
-

@@ -18,13 +18,13 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # _npharness, _exprtrees
+if str(HERE) not in sys.path:
+    sys.path.append(str(HERE))  # _npharness, _exprtrees (appended: other suites' conftest first)
 
 _SAVED: dict[str, str | None] = {}
 
@@ -55,6 +55,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    from _npharness import verify_mode
+
     mode = "on: every fast call is checked against Python" if verify_mode() else "off"
     return [f"ppy-numpy: PPY_VERIFY {mode}; cache {os.environ.get('PPY_CACHE_DIR')}"]
 
@@ -66,19 +68,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=why))
 
 
-def verify_mode() -> bool:
-    """Whether this session runs in shadow mode (PPY_VERIFY=1)."""
-    return os.environ.get("PPY_VERIFY") == "1"
-
-
 @pytest.fixture(scope="session")
-def project() -> Iterator[Path]:
+def project() -> Path:
     """A project folder for generated modules (inside the session's cache folder)."""
     from _npharness import PYPROJECT
 
     root = Path(tempfile.mkdtemp(prefix="project-", dir=os.environ["PPY_CACHE_DIR"]))
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    yield root
+    return root
 
 
 @pytest.fixture(scope="session")

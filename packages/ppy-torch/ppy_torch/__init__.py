@@ -35,10 +35,8 @@ def create_backend() -> AtenBackend:
 
 
 def fingerprint() -> str:
-    """`v1:torch=<version>:cxx11abi=<0|1>:cuda=<version|none>` (imports torch)."""
-    from ppy_torch.toolchain import torch_build
-
-    return torch_build().fingerprint
+    """The plugin's: `v2:torch=<version>:cxx11abi=<0|1>:cuda=<version|none>` (imports torch)."""
+    return create_plugin().fingerprint()
 
 
 def compile_function(fn: Any) -> Any:

@@ -3,7 +3,9 @@
 A function at opt level 3 whose body is curated torch operations becomes a
 `GraphRegionSpec(backend="aten", graph=RegionGraph)`; anything else is a
 `FallbackSpec` whose reason `ppy explain` shows, and a region that writes memory
-in a `@ppy.pure` function is a `RejectSpec` (E1010).
+in a `@ppy.pure` function is a `RejectSpec` (E1010). Float64 arithmetic on
+tensors converges onto the tensor dialect (`operator`, `tensor_operation`; see
+`ppy_torch.fusion`) for the `llvm` backend to fuse.
 """
 
 from __future__ import annotations
@@ -12,15 +14,24 @@ import functools
 from collections.abc import Mapping
 from typing import ClassVar
 
-from ppy_core.ir.types import F32, OpaqueType, TensorType, Type
-from ppy_core.plugins import CallAnswer, CallContext, FunctionContext, Plugin
+from ppy_core.ir.types import OpaqueType, Type
+from ppy_core.plugins import (
+    CallAnswer,
+    CallContext,
+    Converge,
+    FunctionContext,
+    OperatorContext,
+    Plugin,
+)
 from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
-from ppy_torch import ops
+from ppy_torch import fusion, ops
 from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph
 from ppy_torch.stage import StageInput, StageRefusal, stage_graph
 
-TENSOR_TYPE = TensorType(F32, None)  # dtype refined later; a region is dtype-generic
+# `tensor<*xf64, "torch">`: a region is dtype-generic (it ignores the element type);
+# a fused arithmetic site assumes float64 and its run-time guard checks it.
+TENSOR_TYPE = fusion.TENSOR
 REGION_OPT_LEVEL = 3
 
 
@@ -29,16 +40,18 @@ class TorchPlugin(Plugin):
 
     name: ClassVar[str] = "torch"
     modules: ClassVar[tuple[str, ...]] = ("torch",)
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: float64 arithmetic converges (fused sites)
 
     def __init__(self) -> None:
         register_codes()
 
     @functools.cache  # noqa: B019 (one plugin object per process)
     def fingerprint(self) -> str:
+        """`v2:torch=<version>:cxx11abi=<0|1>:cuda=<version|none>`: the plugin's own
+        version (what converges) and the torch build (what a region is built for)."""
         from ppy_torch.toolchain import torch_build
 
-        return torch_build().fingerprint
+        return plugin_fingerprint(self.version, torch_build().fingerprint)
 
     def detected(self) -> Mapping[str, str]:
         from ppy_torch.toolchain import torch_build
@@ -61,11 +74,22 @@ class TorchPlugin(Plugin):
         result: Type = TENSOR_TYPE if sig.returns == "Tensor" else OpaqueType("int")
         return CallAnswer(result=result, effects=sig.effects)
 
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        return fusion.converge_operator(ctx)
+
+    def tensor_operation(self, ctx: CallContext) -> Converge | None:
+        return fusion.converge_call(ctx)
+
     def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
         if ctx.opt < REGION_OPT_LEVEL:
             return None
         src = StageInput(ctx.node, ctx.resolve, ctx.decorators, ctx.module.path)
         return stage_spec(src, pure=ctx.pure)
+
+
+def plugin_fingerprint(version: str, build: str) -> str:
+    """The torch build's fingerprint with the plugin's version in front."""
+    return f"v{version}:{build.split(':', 1)[1]}"
 
 
 def stage_spec(src: StageInput, *, pure: bool = False) -> LoweringSpec:
@@ -81,4 +105,4 @@ def stage_spec(src: StageInput, *, pure: bool = False) -> LoweringSpec:
     return GraphRegionSpec(backend="aten", graph=graph, effects=graph.effects)
 
 
-__all__ = ["TorchPlugin", "stage_spec", "TENSOR_TYPE"]
+__all__ = ["TorchPlugin", "stage_spec", "plugin_fingerprint", "TENSOR_TYPE"]

@@ -17,15 +17,24 @@ def _toolchain_missing() -> str | None:
     return toolchain_ready()
 
 
+def _llvm_missing() -> str | None:
+    import importlib.util
+
+    for name in ("ppy_llvm", "llvmlite"):
+        if importlib.util.find_spec(name) is None:
+            return f"{name} is not installed"
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = None
-    if any("needs_cc" in item.keywords for item in items):
-        missing = _toolchain_missing()
-    if missing:
-        skip = pytest.mark.skip(reason=f"no C++ toolchain: {missing}")
-        for item in items:
-            if "needs_cc" in item.keywords:
-                item.add_marker(skip)
+    checks = {"needs_cc": _toolchain_missing, "needs_llvm": _llvm_missing}
+    for marker, check in checks.items():
+        missing = check() if any(marker in item.keywords for item in items) else None
+        if missing:
+            skip = pytest.mark.skip(reason=f"{marker}: {missing}")
+            for item in items:
+                if marker in item.keywords:
+                    item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -48,7 +48,7 @@ def test_fingerprint_names_the_torch_build() -> None:
 
     fp = ppy_torch.fingerprint()
     assert fp == ppy_torch.create_plugin().fingerprint()
-    assert fp.startswith(f"v1:torch={torch.__version__}:cxx11abi=")
+    assert fp.startswith(f"v2:torch={torch.__version__}:cxx11abi=")
     assert fp.endswith(f":cuda={torch.version.cuda or 'none'}")
 
 

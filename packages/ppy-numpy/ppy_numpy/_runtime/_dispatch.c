@@ -1,7 +1,7 @@
 /* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
  *
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
- *      par_threshold=-1)
+ *      par_threshold=-1, nan_ok=False)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand) or 's' (float64 scalar)
  *   loops  : ((ufunc, "d->d" | "dd->d"), ...) -> the kernel's ppy_loop table
@@ -39,6 +39,7 @@ typedef struct {
     PyObject *fallback, *site_id, *keepalive, *loops_obj;
     ppy_loop *loops;
     Py_ssize_t par_threshold;
+    int nan_ok; /* a NaN reduction result of a serial run has NumPy's bits (proven) */
     unsigned long long fast, fallbacks[R_N];
 } SiteObject;
 
@@ -120,7 +121,7 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     }
     npy_intp n = PyArray_SIZE(first);
     if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
-    run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0};
+    run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0, 0};
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
         PyArray_Descr *d = PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL);
@@ -135,9 +136,11 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
         return fallback(s, R_FPFLAGS, args, nargsf, kw);
     }
     if (result == NULL) {
-        /* NaN results (any reduction) and +-0 extrema: the sign/payload follows
-           NumPy's internal order, so NumPy answers those itself */
-        if (isnan(ra.value) || ((s->kind == K_MAX || s->kind == K_MIN) && ra.value == 0.0))
+        /* NaN results and +-0 extrema: the sign/payload follows NumPy's internal order,
+           so NumPy answers those itself, unless the backend proved its serial order
+           gives NumPy's NaN (sum, mean, prod) */
+        int nan_mine = s->nan_ok && !ra.parallel;
+        if ((isnan(ra.value) && !nan_mine) || ((s->kind == K_MAX || s->kind == K_MIN) && ra.value == 0.0))
             return fallback(s, R_RESULT, args, nargsf, kw);
         result = PyArray_Scalar(&ra.value, descr_double, NULL);
     }
@@ -190,13 +193,14 @@ static int parse_loops(SiteObject *s, PyObject *loops) {
 
 static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
-                             "par_threshold", NULL};
+                             "par_threshold", "nan_ok", NULL};
     unsigned long long addr;
     const char *kind, *leaves;
     PyObject *fb, *sid, *loops = NULL, *keep = Py_None;
     Py_ssize_t par = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOn", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
-                                     &keep, &par))
+    int nan_ok = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnp", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par, &nan_ok))
         return NULL;
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
@@ -214,6 +218,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     s->nleaves = (int)nl;
     memcpy(s->leaves, leaves, nl);
     s->par_threshold = par;
+    s->nan_ok = nan_ok;
     Py_INCREF(fb); s->fallback = fb;
     Py_INCREF(sid); s->site_id = sid;
     Py_INCREF(keep); s->keepalive = keep;

@@ -7,6 +7,7 @@ typedef struct {
     npy_intp n;
     int flags;
     double value;
+    int parallel; /* the run was split over threads */
 } run_args;
 
 #define PPY_BLOCK 256 /* kernels' block size: parallel chunks start at multiples of it */
@@ -72,6 +73,7 @@ static void run_kernel(run_args *ra) {
     int k = 1;
     PyThreadState *ts = NULL;
     if (ra->n >= GIL_RELEASE_MIN) ts = PyEval_SaveThread();
+    ra->parallel = parallel;
     if (parallel) {
         k = split_tasks(ra, tasks, threads);
         ra->flags = ppy_pool_run(tasks, k);

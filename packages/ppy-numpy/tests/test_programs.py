@@ -1,0 +1,103 @@
+"""Whole programs, run as a user runs them: `python prog.py` and `ppy prog.py` print
+the same bits, and under ppy every site took the fast path (PPY_STATS=1).
+
+The program holds hypothesis-generated expressions twice: as annotated functions, and
+inline in `main()` over arrays a NumPy Generator made (typed through the plugin)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _exprtrees import LOOP_UNARY, draw_trees, module_source, reduction_kind, render
+
+pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
+
+PPY = shutil.which("ppy", path=str(Path(sys.executable).parent)) or "ppy"
+COUNT = 24
+
+MAIN = """
+
+def digest(x):
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()[:16]
+
+
+def case(n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n)
+    b = rng.uniform(0.5, 2.0, n)
+    c = rng.normal(0.0, 100.0, n)
+    s = rng.standard_normal()
+    a[::7] = np.nan
+    c[::5] = -0.0
+    d = rng.uniform(-2.0, 2.0, n)
+{calls}
+
+
+def main():
+    for n in (1, 8, 9, 129, 1000, 300_001):
+        case(n)
+
+
+with np.errstate(all="ignore"):
+    main()
+"""
+
+
+def program(trees: list[Any]) -> str:
+    calls = []
+    for i, tree in enumerate(trees):
+        if reduction_kind(tree) is not None:  # also over d, which holds no NaN
+            calls.append(f"    print({i}, n, digest(f{i}(d, b, c, 0.5)))")
+        calls.append(f"    print({i}, n, digest(f{i}(a, b, c, s)))")
+        calls.append(f"    print({i}, n, digest({render(tree)}))")
+    header = module_source(trees).replace("import numpy", "import hashlib\n\nimport numpy", 1)
+    return header + MAIN.replace("{calls}", "\n".join(calls))
+
+
+def test_program_prints_the_same_and_runs_fast(project: Path, proven: dict[str, str]) -> None:
+    unary = tuple(f"np.{name}" for name in LOOP_UNARY if proven.get(name) == "ok")
+    path = project / "program_exprs.py"
+    seed = int(os.environ.get("PPY_NUMPY_TREE_SEED", "4242"))
+    trees = draw_trees(unary, COUNT, seed=seed)
+    path.write_text(program(trees), encoding="utf-8")
+    env = {**os.environ, "PPY_STATS": "1"}
+    env.pop("PPY_VERIFY", None)
+    plain = subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    fast = subprocess.run(
+        [PPY, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert fast.returncode == 0, fast.stderr
+    assert fast.stdout == plain.stdout
+    rows = re.findall(r"^\s+program_exprs:(\S+)\s+(\d+)\s+(.*)$", fast.stderr, re.M)
+    assert rows, fast.stderr
+    called = [(site, n, why) for site, n, why in rows if int(n) or why.strip() != "-"]
+    assert len(called) == len(trees) * 2, called
+    # a NaN (or +-0) max/min is refused by design: NumPy's order decides its bits
+    slow = [
+        (site, n, why)
+        for site, n, why in called
+        if why.strip() != "-" and not why.strip().startswith("result: nan/zero")
+    ]
+    assert not slow, slow
