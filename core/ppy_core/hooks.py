@@ -14,6 +14,7 @@ counts as None: one broken plugin never stops a compile.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Final
@@ -35,12 +36,22 @@ _log = logging.getLogger(__name__)
 
 
 def _signature_of(method: Callable[..., Any]) -> Callable[..., Any]:
-    """A stand-in whose parameters (as pluggy reads them) are `method`'s."""
+    """A plain function with `method`'s parameters less `self`, as pluggy reads them
+    (a spec that names `self` makes newer pluggy warn for every implementation)."""
+    params = list(inspect.signature(method).parameters)[1:]
+    if params == ["ctx"]:
 
-    def stand_in(*args: Any) -> Any:
-        return None
+        def stand_in(ctx: Any) -> Any:
+            return None
 
-    stand_in.__wrapped__ = method  # type: ignore[attr-defined]
+    elif not params:
+
+        def stand_in() -> Any:  # type: ignore[misc]
+            return None
+
+    else:  # pragma: no cover - every hook takes ctx or nothing
+        raise InternalError(f"hook {method.__name__} has parameters {params}",
+                            hint="a hook takes one context object, or nothing")
     stand_in.__name__ = stand_in.__qualname__ = method.__name__
     stand_in.__doc__ = method.__doc__
     return stand_in

@@ -83,7 +83,7 @@ class LlvmBackend(Backend):
 
             if nan_verdicts().get(NAN_REDUCTIONS[spec.reduce]) == "ok":
                 kernel = replace(kernel, signature=replace(kernel.signature, nan_ok=True))
-        return kernel if ctx is None else _unit(kernel, ctx)
+        return kernel if ctx is None else _unit(kernel, ctx, _library(func_op))
 
     def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
         """Runtime side (no llvmlite): (address, keepalive) or None -> NumPy."""
@@ -93,7 +93,24 @@ class LlvmBackend(Backend):
 
 
 #: array libraries whose run-time guard and dispatcher this backend's loader has
-RUNTIMES: dict[str, str] = {"numpy": "ppy_llvm.loader:load_site", "": "ppy_llvm.loader:load_site"}
+RUNTIMES: dict[str, str] = {
+    "numpy": "ppy_llvm.loader:load_site",
+    "": "ppy_llvm.loader:load_site",
+    "torch": "ppy_torch.fused:load_site",
+}
+#: loaders that need a companion file built beside the kernel (the torch dispatcher):
+#: "module:function" called with the build folder, returning the file names it wrote
+COMPANIONS: dict[str, str] = {"ppy_torch.fused:load_site": "ppy_torch.fused_build:companion_files"}
+
+
+def _library(func_op: Any) -> str:
+    """The tensor library of the site (the first non-empty `library` of its values)."""
+    for op in getattr(func_op, "walk", lambda: ())():
+        for value in [*op.operands, *op.results]:
+            library = getattr(value.type, "library", "")
+            if library:
+                return library
+    return ""
 
 
 def _foreign_library(func_op: Any) -> str:
@@ -106,7 +123,8 @@ def _foreign_library(func_op: Any) -> str:
     return ""
 
 
-def _unit(kernel: CompiledKernel, ctx: Any) -> Any:
+def _unit(kernel: CompiledKernel, ctx: Any, library: str = "") -> Any:
+    import importlib
     import shutil
 
     from ppy_core.backends import CompiledUnit
@@ -118,7 +136,13 @@ def _unit(kernel: CompiledKernel, ctx: Any) -> Any:
         "signature": kernel.signature.to_json(),
         "fingerprint": kernel.fingerprint,
     }
-    return CompiledUnit("llvm", "ppy_llvm.loader:load_site", (name,), data)
+    loader = RUNTIMES.get(library, RUNTIMES[""])
+    files: tuple[str, ...] = (name,)
+    companion = COMPANIONS.get(loader)
+    if companion is not None:
+        module, _, function = companion.partition(":")
+        files += tuple(getattr(importlib.import_module(module), function)(ctx.build_dir))
+    return CompiledUnit("llvm", loader, files, data)
 
 
 def create_backend() -> LlvmBackend:

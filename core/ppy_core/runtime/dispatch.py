@@ -163,11 +163,25 @@ def compare(got: Any, want: Any) -> str | None:
             if problem:
                 return f"[{i}]: {problem}"
         return None
-    try:
-        gview, wview = memoryview(got), memoryview(want)
-    except TypeError:
+    gview, wview = _buffer(got), _buffer(want)
+    if gview is None or wview is None:
         return None if got == want else f"{got!r} != {want!r}"
+    for attribute in ("dtype", "requires_grad", "device"):
+        if str(getattr(got, attribute, "")) != str(getattr(want, attribute, "")):
+            return f"{attribute} {getattr(got, attribute)} != {getattr(want, attribute)}"
     return _compare_buffers(gview, wview)
+
+
+def _buffer(value: Any) -> memoryview | None:
+    """The bytes of an array: the buffer protocol, or a tensor's CPU copy (duck-typed:
+    the runtime imports no library)."""
+    try:
+        return memoryview(value)
+    except TypeError:
+        pass
+    if callable(getattr(value, "detach", None)) and callable(getattr(value, "numpy", None)):
+        return memoryview(value.detach().cpu().contiguous().numpy())
+    return None
 
 
 def _compare_buffers(got: memoryview, want: memoryview) -> str | None:
