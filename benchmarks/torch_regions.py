@@ -37,8 +37,10 @@ def main() -> None:
     assert getattr(region, "__ppy_region__", False), "the region did not build"
     print(f"torch {torch.__version__}, 1 thread; us per call, best of 7 interleaved rounds")
     print(f"{'shape':28s}{'eager':>12s}{'region':>12s}{'ratio':>8s}  target")
-    for (m, k, o), calls, target in (((8, 32, 32), 20000, "<= 0.70"),
-                                     ((64, 1024, 1024), 40, "~1.00")):
+    for (m, k, o), calls, target in (
+        ((8, 32, 32), 20000, "<= 0.70"),
+        ((64, 1024, 1024), 40, "~1.00"),
+    ):
         args = (torch.randn(m, k), torch.randn(k, o), torch.randn(o))
         assert torch.equal(region(*args), layer(*args))
         eager, fast = [], []

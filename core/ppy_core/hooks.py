@@ -50,8 +50,10 @@ def _signature_of(method: Callable[..., Any]) -> Callable[..., Any]:
             return None
 
     else:  # pragma: no cover - every hook takes ctx or nothing
-        raise InternalError(f"hook {method.__name__} has parameters {params}",
-                            hint="a hook takes one context object, or nothing")
+        raise InternalError(
+            f"hook {method.__name__} has parameters {params}",
+            hint="a hook takes one context object, or nothing",
+        )
     stand_in.__name__ = stand_in.__qualname__ = method.__name__
     stand_in.__doc__ = method.__doc__
     return stand_in

@@ -37,7 +37,8 @@ def test_floats_bitwise_and_nan_aware() -> None:
 def test_buffers_name_the_first_difference() -> None:
     got, want = array.array("d", [1.0, 2.0, -0.0]), array.array("d", [1.0, 2.0, 0.0])
     problem = compare(got, want)
-    assert problem is not None and "index 2" in problem
+    assert problem is not None
+    assert "index 2" in problem
     assert compare(array.array("d", [math.nan]), array.array("d", [math.nan])) is None
 
 

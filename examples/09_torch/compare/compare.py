@@ -24,8 +24,11 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PROGRAMS = (("PPy ATen region", "layer_bench.ppy"), ("PyTorch eager", "layer_eager.py"),
-            ("torch.compile", "layer_compile.py"))
+PROGRAMS = (
+    ("PPy ATen region", "layer_bench.ppy"),
+    ("PyTorch eager", "layer_eager.py"),
+    ("torch.compile", "layer_compile.py"),
+)
 LINE = re.compile(r"# layer, per call: ([0-9.]+) ms")
 
 
@@ -35,8 +38,9 @@ def ppy_runner() -> list[str]:
         words = shlex.split(forced)
         return [sys.executable, *words[1:]] if words[0] == "python" else words
     ppy = shutil.which("ppy") or str(Path(sys.executable).parent / "ppy")
-    probe = subprocess.run([ppy, "explain", str(HERE / "layer_bench.ppy")], capture_output=True,
-                           text=True, check=False)
+    probe = subprocess.run(
+        [ppy, "explain", str(HERE / "layer_bench.ppy")], capture_output=True, text=True, check=False
+    )
     if probe.returncode == 0 and "aten" in probe.stdout:
         return [ppy, "run"]
     return [sys.executable, "-m", "ppy_torch"]
@@ -55,8 +59,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=5)
     args = parser.parse_args()
-    commands = {label: ([*ppy_runner(), file] if file.endswith(".ppy")
-                        else [sys.executable, file]) for label, file in PROGRAMS}
+    commands = {
+        label: ([*ppy_runner(), file] if file.endswith(".ppy") else [sys.executable, file])
+        for label, file in PROGRAMS
+    }
     best: dict[str, list[float]] = {label: [] for label, _ in PROGRAMS}
     samples: set[str] = set()
     for _ in range(args.processes):
@@ -66,14 +72,17 @@ def main() -> None:
             samples.add(sample)
     import torch
 
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"torch {torch.__version__}; CPython {platform.python_version()}")
+    print(
+        f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"torch {torch.__version__}; CPython {platform.python_version()}"
+    )
     print(f"# PPy runs as: {' '.join(Path(c).name for c in commands[PROGRAMS[0][0]][:-1])}")
     print(f"# outputs agree: {len(samples) == 1} ({', '.join(sorted(samples))})")
     header = "".join(f"{label:>20s}" for label, _ in PROGRAMS)
     print(f"{'':18s}{header}")
-    cells = "".join(f"{statistics.mean(v):>11.4f} ± {statistics.pstdev(v):.4f}"
-                    for v in best.values())
+    cells = "".join(
+        f"{statistics.mean(v):>11.4f} ± {statistics.pstdev(v):.4f}" for v in best.values()
+    )
     print(f"{'layer, per call':18s}{cells}")
     eager = min(best["PyTorch eager"])
     ratios = "".join(f"{min(v) / eager:>20.2f}" for v in best.values())

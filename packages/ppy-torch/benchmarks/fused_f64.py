@@ -23,15 +23,17 @@ from ppy_torch.fused import dispatcher, make_site
 from ppy_torch.fused_build import build_dispatcher
 
 
-def _site(build: Callable[[KernelBuilder, list[int]], int], leaves: str,
-          fallback: Callable[..., Any]) -> Any:
+def _site(
+    build: Callable[[KernelBuilder, list[int]], int], leaves: str, fallback: Callable[..., Any]
+) -> Any:
     b = KernelBuilder()
     ids = [b.leaf("array" if k == "a" else "scalar") for k in leaves]
     kernel = compile_specs([b.build(build(b, ids))], "bench_torch_fused")[0]
     found = kernel_address(kernel)
     assert found is not None
-    return make_site(dispatcher(build_dispatcher().path), found[0], leaves, fallback, "bench",
-                     found[1])
+    return make_site(
+        dispatcher(build_dispatcher().path), found[0], leaves, fallback, "bench", found[1]
+    )
 
 
 def fma_like(b: KernelBuilder, x: list[int]) -> int:
@@ -45,8 +47,12 @@ def five_ops(b: KernelBuilder, x: list[int]) -> int:
 
 CASES = [
     ("a * b + c", fma_like, "aaa", lambda a, b, c: a * b + c),
-    ("(a*b - s) / |c| + -a", five_ops, "aaas",
-     lambda a, b, c, s: (a * b - s) / torch.abs(c) + a.neg()),
+    (
+        "(a*b - s) / |c| + -a",
+        five_ops,
+        "aaas",
+        lambda a, b, c, s: (a * b - s) / torch.abs(c) + a.neg(),
+    ),
 ]
 
 
@@ -56,10 +62,10 @@ def best(fn: Callable[[], Any], n: int) -> float:
 
 def main() -> None:
     torch.set_num_threads(int(os.environ.get("PPY_BENCH_THREADS", "1")))
-    print(f"# torch {torch.__version__}, {torch.get_num_threads()} thread(s); us per call, "
-          "best of 5")
-    print(f"{'expression':24s} {'n':>9s} {'eager':>9s} {'fused':>9s} {'ratio':>6s} "
-          f"{'miss':>9s}")
+    print(
+        f"# torch {torch.__version__}, {torch.get_num_threads()} thread(s); us per call, best of 5"
+    )
+    print(f"{'expression':24s} {'n':>9s} {'eager':>9s} {'fused':>9s} {'ratio':>6s} {'miss':>9s}")
     for label, build, leaves, fallback in CASES:
         site = _site(build, leaves, fallback)
         for n in (1_000, 1_000_000):
@@ -72,10 +78,14 @@ def main() -> None:
             f32 = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
             miss = best(lambda: site(*f32), rounds)  # noqa: B023
             plain32 = best(lambda: fallback(*f32), rounds)  # noqa: B023
-            print(f"{label:24s} {n:9d} {eager:9.2f} {fused:9.2f} {fused / eager:6.2f} "
-                  f"{miss - plain32:+9.2f}")
-    print("# miss: what a float32 call (the guard fails, the Python expression runs) costs "
-          "beyond calling that expression directly")
+            print(
+                f"{label:24s} {n:9d} {eager:9.2f} {fused:9.2f} {fused / eager:6.2f} "
+                f"{miss - plain32:+9.2f}"
+            )
+    print(
+        "# miss: what a float32 call (the guard fails, the Python expression runs) costs "
+        "beyond calling that expression directly"
+    )
 
 
 if __name__ == "__main__":

@@ -66,6 +66,14 @@ def toolchain_ready() -> str | None:
 
 
 __all__ = [
-    "ATEN_CALLS", "CURATED_OPS", "create_plugin", "create_backend", "fingerprint",
-    "compile_function", "compile_functions", "explain", "toolchain_ready", "__version__",
+    "ATEN_CALLS",
+    "CURATED_OPS",
+    "create_plugin",
+    "create_backend",
+    "fingerprint",
+    "compile_function",
+    "compile_functions",
+    "explain",
+    "toolchain_ready",
+    "__version__",
 ]

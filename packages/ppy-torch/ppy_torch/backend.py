@@ -43,8 +43,13 @@ class AtenBackend(Backend):
     def detected(self) -> Mapping[str, str]:
         build = toolchain.torch_build()
         tools = toolchain.toolchain()
-        return {"torch": build.version, "cuda": build.cuda or "none", "cxx": tools.cxx_id or "-",
-                "ninja": tools.ninja or "-", "missing": ", ".join(tools.missing) or "nothing"}
+        return {
+            "torch": build.version,
+            "cuda": build.cuda or "none",
+            "cxx": tools.cxx_id or "-",
+            "ninja": tools.ninja or "-",
+            "missing": ", ".join(tools.missing) or "nothing",
+        }
 
     def toolchain_ready(self) -> str | None:
         missing = toolchain.toolchain().missing
@@ -61,8 +66,7 @@ class AtenBackend(Backend):
     def lower(self, func: Any, ctx: LowerContext) -> CompiledUnit:
         return self.lower_module([func], ctx)[0]
 
-    def lower_module(self, graphs: Sequence[RegionGraph], ctx: LowerContext
-                     ) -> list[CompiledUnit]:
+    def lower_module(self, graphs: Sequence[RegionGraph], ctx: LowerContext) -> list[CompiledUnit]:
         """Build all of a module's regions as one extension; one unit per region."""
         for graph in graphs:
             reason = self.can_lower(graph)
@@ -82,9 +86,22 @@ class AtenBackend(Backend):
             shutil.copy2(result.path, tmp)
             os.replace(tmp, dest)  # never truncate a library a process may have mapped
         version = toolchain.torch_build().version
-        return [CompiledUnit(backend=self.name, loader=LOADER, files=(dest.name,), data={
-            "module": module, "file": dest.name, "function": g.name, "torch": version,
-            "effects": sorted(g.effects), "graph": g.text()}) for g in graphs]
+        return [
+            CompiledUnit(
+                backend=self.name,
+                loader=LOADER,
+                files=(dest.name,),
+                data={
+                    "module": module,
+                    "file": dest.name,
+                    "function": g.name,
+                    "torch": version,
+                    "effects": sorted(g.effects),
+                    "graph": g.text(),
+                },
+            )
+            for g in graphs
+        ]
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -36,8 +36,9 @@ def _int_like(arg: Arg) -> bool:
 def _int_list(arg: Arg) -> bool:
     if isinstance(arg, Const):
         value = arg.value
-        return type(value) is int or (isinstance(value, tuple)
-                                      and all(type(v) is int for v in value))
+        return type(value) is int or (
+            isinstance(value, tuple) and all(type(v) is int for v in value)
+        )
     if isinstance(arg, ListArg):
         return all(_int_like(item) for item in arg.items)
     return _kind(arg) == INT
@@ -50,17 +51,26 @@ def accepts(kind: str, arg: Arg) -> bool:
         ops.TENSOR_ONLY: lambda: _kind(arg) == TENSOR,
         ops.TENSOR: lambda: _kind(arg) in (TENSOR, INT, FLOAT, BOOL) or _is_number_const(arg),
         ops.OPT_TENSOR: lambda: none or _kind(arg) == TENSOR,
-        ops.TENSOR_LIST: lambda: isinstance(arg, ListArg) and bool(arg.items)
-        and all(_kind(item) == TENSOR for item in arg.items),
+        ops.TENSOR_LIST: lambda: (
+            isinstance(arg, ListArg)
+            and bool(arg.items)
+            and all(_kind(item) == TENSOR for item in arg.items)
+        ),
         ops.INT: lambda: _int_like(arg),
         ops.INT_LIST: lambda: _int_list(arg),
         ops.OPT_INT_LIST: lambda: none or _int_list(arg),
-        ops.BOOL: lambda: (isinstance(arg, Const) and type(arg.value) is bool)
-        or _kind(arg) == BOOL,
-        ops.DOUBLE: lambda: (isinstance(arg, Const) and type(arg.value) in (int, float))
-        or _kind(arg) in (INT, FLOAT),
-        ops.OPT_DOUBLE: lambda: none or (isinstance(arg, Const) and type(arg.value) in (int, float))
-        or _kind(arg) in (INT, FLOAT),
+        ops.BOOL: lambda: (
+            (isinstance(arg, Const) and type(arg.value) is bool) or _kind(arg) == BOOL
+        ),
+        ops.DOUBLE: lambda: (
+            (isinstance(arg, Const) and type(arg.value) in (int, float))
+            or _kind(arg) in (INT, FLOAT)
+        ),
+        ops.OPT_DOUBLE: lambda: (
+            none
+            or (isinstance(arg, Const) and type(arg.value) in (int, float))
+            or _kind(arg) in (INT, FLOAT)
+        ),
         ops.SCALAR: lambda: _is_number_const(arg) or _kind(arg) in (INT, FLOAT, BOOL),
         ops.STRING: lambda: isinstance(arg, Const) and isinstance(arg.value, str),
         ops.OPT_STRING: lambda: none or (isinstance(arg, Const) and isinstance(arg.value, str)),

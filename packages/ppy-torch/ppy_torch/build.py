@@ -76,9 +76,10 @@ def build_lock(directory: Path) -> Iterator[None]:
                     lock.unlink()
                 continue
             if time.monotonic() - start > LOCK_WAIT_S:
-                raise RegionLockError(f"the build lock {lock} is held by another process",
-                                      hint="remove the file if no ppy build is running"
-                                      ) from None
+                raise RegionLockError(
+                    f"the build lock {lock} is held by another process",
+                    hint="remove the file if no ppy build is running",
+                ) from None
             time.sleep(0.2)
             continue
         with os.fdopen(fd, "w") as handle:
@@ -118,13 +119,22 @@ class RegionBuilder:
         self.build = toolchain.torch_build()
         self.tools = toolchain.toolchain()
         if self.tools.missing:
-            raise RegionBuildError("cannot build ATen regions: missing "
-                                   + ", ".join(self.tools.missing), code=TOOLCHAIN_MISSING,
-                                   hint="install what is named, or run without regions")
+            raise RegionBuildError(
+                "cannot build ATen regions: missing " + ", ".join(self.tools.missing),
+                code=TOOLCHAIN_MISSING,
+                hint="install what is named, or run without regions",
+            )
         self.flags = toolchain.compile_flags(self.build, self.tools)
-        key_text = "\n".join([toolchain.FORMAT_VERSION, self.build.fingerprint,
-                              self.tools.cxx, self.tools.cxx_id, *self.flags,
-                              *(text for _, text in sorted(self._prelude_files().items()))])
+        key_text = "\n".join(
+            [
+                toolchain.FORMAT_VERSION,
+                self.build.fingerprint,
+                self.tools.cxx,
+                self.tools.cxx_id,
+                *self.flags,
+                *(text for _, text in sorted(self._prelude_files().items())),
+            ]
+        )
         self.key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
         self.root = (root or toolchain.cache_root()) / "torch" / self.key
         self.prelude = self.root / "prelude"
@@ -132,8 +142,9 @@ class RegionBuilder:
     # -- prelude: precompiled header + shim, once per torch build ----------------
     @staticmethod
     def _prelude_files() -> dict[str, str]:
-        files = {name: resources.files("ppy_torch").joinpath("csrc", name).read_text()
-                 for name in _CSRC}
+        files = {
+            name: resources.files("ppy_torch").joinpath("csrc", name).read_text() for name in _CSRC
+        }
         files["ppy_aten_prelude.h"] = codegen.prelude_source()
         return files
 
@@ -163,21 +174,31 @@ class RegionBuilder:
         return all(p.is_file() for p in outputs)
 
     def _common_ninja(self) -> list[str]:
-        return ["ninja_required_version = 1.3", f"cxx = {self.tools.cxx}",
-                "cflags = " + " ".join(self.flags), ""]
+        return [
+            "ninja_required_version = 1.3",
+            f"cxx = {self.tools.cxx}",
+            "cflags = " + " ".join(self.flags),
+            "",
+        ]
 
     def _prelude_ninja(self) -> str:
         lines = [
             *self._common_ninja(),
-            "rule pch", "  command = $cxx $cflags -x c++-header $in -o $out",
+            "rule pch",
+            "  command = $cxx $cflags -x c++-header $in -o $out",
             "  description = precompile $in",
-            "rule cxx", "  command = $cxx $cflags -MMD -MF $out.d -c $in -o $out",
-            "  depfile = $out.d", "  deps = gcc", "",
+            "rule cxx",
+            "  command = $cxx $cflags -MMD -MF $out.d -c $in -o $out",
+            "  depfile = $out.d",
+            "  deps = gcc",
+            "",
             "build shim.o: cxx shim.cpp | ppy_region_abi.h",
         ]
         if self.tools.is_gcc:
-            lines.append("build ppy_aten_prelude.h.gch: pch ppy_aten_prelude.h | "
-                         "ppy_aten_helpers.h ppy_region_abi.h")
+            lines.append(
+                "build ppy_aten_prelude.h.gch: pch ppy_aten_prelude.h | "
+                "ppy_aten_helpers.h ppy_region_abi.h"
+            )
         return "\n".join(lines) + "\n"
 
     # -- one module's regions ---------------------------------------------------
@@ -190,8 +211,11 @@ class RegionBuilder:
         target = directory / f"{module}{toolchain.ext_suffix()}"
         log_path = directory / "build.log"
         start = time.perf_counter()
-        if target.is_file() and (directory / "region.cpp").is_file() \
-                and (directory / "region.cpp").read_text() == source:
+        if (
+            target.is_file()
+            and (directory / "region.cpp").is_file()
+            and (directory / "region.cpp").read_text() == source
+        ):
             return BuildResult(target, module, False, 0.0, log_path)
         self.ensure_prelude()
         with build_lock(directory):
@@ -206,9 +230,12 @@ class RegionBuilder:
         lines = [
             *self._common_ninja(),
             f"ldflags = {' '.join(toolchain.link_flags(self.build))}",
-            "rule cxx", f"  command = $cxx $cflags -Winvalid-pch -I{pre} -c $in -o $out",
+            "rule cxx",
+            f"  command = $cxx $cflags -Winvalid-pch -I{pre} -c $in -o $out",
             "  description = compile regions $in",
-            "rule link", "  command = $cxx $in -o $out $ldflags", "",
+            "rule link",
+            "  command = $cxx $in -o $out $ldflags",
+            "",
             f"build region.o: cxx region.cpp{pch_dep}",
             f"build {target}: link region.o {pre}/shim.o",
         ]
@@ -220,13 +247,16 @@ class RegionBuilder:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         except OSError as exc:
-            raise RegionBuildError(f"cannot run ninja ({self.tools.ninja}): {exc}",
-                                   code=TOOLCHAIN_MISSING) from exc
+            raise RegionBuildError(
+                f"cannot run ninja ({self.tools.ninja}): {exc}", code=TOOLCHAIN_MISSING
+            ) from exc
         log_path.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}", encoding="utf-8")
         if proc.returncode != 0:
             raise RegionBuildError(
                 f"building ATen regions failed; source {source}, build log {log_path}",
-                code=BUILD_FAILED, hint="the log has the compiler's message")
+                code=BUILD_FAILED,
+                hint="the log has the compiler's message",
+            )
 
 
 __all__ = ["RegionBuilder", "BuildResult", "write_if_changed", "build_lock"]

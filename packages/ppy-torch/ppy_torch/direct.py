@@ -86,8 +86,9 @@ def imports_of_module(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def _decorators(node: ast.FunctionDef, resolve: Callable[[ast.expr], str | None]
-                ) -> tuple[tuple[str, ...], int]:
+def _decorators(
+    node: ast.FunctionDef, resolve: Callable[[ast.expr], str | None]
+) -> tuple[tuple[str, ...], int]:
     names: list[str] = []
     opt = 2
     for deco in node.decorator_list:
@@ -104,8 +105,7 @@ def _decorators(node: ast.FunctionDef, resolve: Callable[[ast.expr], str | None]
 def _stage(node: ast.FunctionDef, imports: Mapping[str, str], path: str) -> LoweringSpec:
     resolve = resolver(imports)
     decorators, _opt = _decorators(node, resolve)
-    return stage_spec(StageInput(node, resolve, decorators, path),
-                      pure="ppy.pure" in decorators)
+    return stage_spec(StageInput(node, resolve, decorators, path), pure="ppy.pure" in decorators)
 
 
 def _function_node(fn: Callable[..., Any]) -> ast.FunctionDef:
@@ -118,18 +118,24 @@ def _function_node(fn: Callable[..., Any]) -> ast.FunctionDef:
 
 def explain(fn: Callable[..., Any]) -> str:
     """The region graph text of `fn`, or the reason it stays Python."""
-    spec = _stage(_function_node(fn), imports_of_globals(fn.__globals__),
-                  inspect.getsourcefile(fn) or "")
+    spec = _stage(
+        _function_node(fn), imports_of_globals(fn.__globals__), inspect.getsourcefile(fn) or ""
+    )
     if isinstance(spec, GraphRegionSpec):
         return str(spec.graph.text())
     return getattr(spec, "reason", None) or getattr(spec, "message", "")
 
 
-def compile_functions(fns: Sequence[Callable[..., Any]], build_dir: Path | None = None
-                      ) -> list[Callable[..., Any]]:
+def compile_functions(
+    fns: Sequence[Callable[..., Any]], build_dir: Path | None = None
+) -> list[Callable[..., Any]]:
     """Each function's region (one extension for all), or the function itself."""
-    specs = [_stage(_function_node(fn), imports_of_globals(fn.__globals__),
-                    inspect.getsourcefile(fn) or "") for fn in fns]
+    specs = [
+        _stage(
+            _function_node(fn), imports_of_globals(fn.__globals__), inspect.getsourcefile(fn) or ""
+        )
+        for fn in fns
+    ]
     return _build_and_load(list(fns), specs, build_dir)
 
 
@@ -138,30 +144,38 @@ def compile_function(fn: Callable[..., Any], build_dir: Path | None = None) -> C
     return compile_functions([fn], build_dir)[0]
 
 
-def _lower(graphs: Sequence[Any], site: str, build_dir: Path | None
-           ) -> tuple[list[Any], Path] | None:
+def _lower(
+    graphs: Sequence[Any], site: str, build_dir: Path | None
+) -> tuple[list[Any], Path] | None:
     """Build `graphs` as one extension: (units, directory), or None after one warning."""
     be = backend()
     try:
         target = build_dir or be.builder().root / "direct"
         units = be.lower_module(list(graphs), LowerContext(site_id=site, build_dir=target))
     except RegionBuildError as exc:
-        warnings.warn(f"ppy: ATen regions not built, the Python bodies run: {exc}",
-                      RegionWarning, stacklevel=4)
+        warnings.warn(
+            f"ppy: ATen regions not built, the Python bodies run: {exc}",
+            RegionWarning,
+            stacklevel=4,
+        )
         return None
     return units, target
 
 
-def _build_and_load(fns: list[Callable[..., Any]], specs: Sequence[LoweringSpec],
-                    build_dir: Path | None) -> list[Callable[..., Any]]:
+def _build_and_load(
+    fns: list[Callable[..., Any]], specs: Sequence[LoweringSpec], build_dir: Path | None
+) -> list[Callable[..., Any]]:
     for spec in specs:
         if isinstance(spec, RejectSpec):
             raise RegionError(spec.message, code=spec.code, hint=spec.hint)
     chosen = [i for i, spec in enumerate(specs) if isinstance(spec, GraphRegionSpec)]
     if not chosen:
         return fns
-    lowered = _lower([specs[i].graph for i in chosen],  # type: ignore[union-attr]
-                     fns[chosen[0]].__name__, build_dir)
+    lowered = _lower(
+        [specs[i].graph for i in chosen],  # type: ignore[union-attr]
+        fns[chosen[0]].__name__,
+        build_dir,
+    )
     if lowered is None:
         return fns
     units, target = lowered
@@ -212,8 +226,12 @@ def run_path(path: str | Path, argv: Sequence[str] = ()) -> dict[str, Any]:
         return fn if unit is None or lowered is None else load_region(unit.data, lowered[1], fn)
 
     code = compile(_Rewriter(set(regions)).visit(tree), str(path), "exec")
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path),
-                                 "__builtins__": __builtins__, "__ppy_regions__": hook}
+    namespace: dict[str, Any] = {
+        "__name__": "__main__",
+        "__file__": str(path),
+        "__builtins__": __builtins__,
+        "__ppy_regions__": hook,
+    }
     old_argv = sys.argv
     sys.argv = [str(path), *argv]
     try:
@@ -223,5 +241,13 @@ def run_path(path: str | Path, argv: Sequence[str] = ()) -> dict[str, Any]:
     return namespace
 
 
-__all__ = ["compile_function", "compile_functions", "explain", "run_path", "backend",
-           "resolver", "imports_of_module", "imports_of_globals"]
+__all__ = [
+    "compile_function",
+    "compile_functions",
+    "explain",
+    "run_path",
+    "backend",
+    "resolver",
+    "imports_of_module",
+    "imports_of_globals",
+]

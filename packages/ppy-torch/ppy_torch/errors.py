@@ -14,10 +14,12 @@ from typing import Final
 
 from ppy_core.diagnostics import CODES, BackendError, CacheError, Error
 
-TORCH_CODES: Final[Mapping[str, str]] = MappingProxyType({
-    "E1210": "a torch function cannot be an ATen region",  # the fallback reason, as a note
-    "E2210": "an ATen region extension failed to load",
-})
+TORCH_CODES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "E1210": "a torch function cannot be an ATen region",  # the fallback reason, as a note
+        "E2210": "an ATen region extension failed to load",
+    }
+)
 
 PURE_WRITES: Final = "E1010"
 BUILD_FAILED: Final = "E2002"
@@ -56,7 +58,16 @@ class RegionWarning(UserWarning):
 
 
 __all__ = [
-    "TORCH_CODES", "register_codes", "RegionError", "RegionBuildError", "RegionLockError",
-    "RegionWarning", "PURE_WRITES", "BUILD_FAILED", "TOOLCHAIN_MISSING", "LOCK_TIMEOUT",
-    "OTHER_BUILD", "MISSING_PIECE",
+    "TORCH_CODES",
+    "register_codes",
+    "RegionError",
+    "RegionBuildError",
+    "RegionLockError",
+    "RegionWarning",
+    "PURE_WRITES",
+    "BUILD_FAILED",
+    "TOOLCHAIN_MISSING",
+    "LOCK_TIMEOUT",
+    "OTHER_BUILD",
+    "MISSING_PIECE",
 ]

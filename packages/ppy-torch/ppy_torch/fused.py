@@ -29,27 +29,40 @@ def dispatcher(path: str | Path) -> ModuleType:
     return load_extension(MODULE, Path(path))
 
 
-def make_site(module: ModuleType, address: int, leaves: str, fallback: Callable[..., Any],
-              site_id: str, keepalive: object = None) -> Any:
+def make_site(
+    module: ModuleType,
+    address: int,
+    leaves: str,
+    fallback: Callable[..., Any],
+    site_id: str,
+    keepalive: object = None,
+) -> Any:
     """A guarded site: `leaves` has 'a' per tensor operand, 's' per float64 scalar."""
     return module.Site(address, leaves, fallback, site_id, keepalive)
 
 
-def load_site(data: Mapping[str, Any], directory: str | Path, fallback: Callable[..., Any],
-              record: Mapping[str, Any]) -> Any:
+def load_site(
+    data: Mapping[str, Any],
+    directory: str | Path,
+    fallback: Callable[..., Any],
+    record: Mapping[str, Any],
+) -> Any:
     """The loader of a fused torch site (`CompiledUnit.loader`): the kernel file and the
     dispatcher are `record["unit"]["files"]`, in that order, inside `directory`."""
     from ppy_llvm.loader import CompiledKernel, KernelSignature, kernel_address
 
     signature = KernelSignature.from_json(str(data["signature"]))
     if signature.kind != "map" or signature.loops:
-        raise ValueError(f"a torch site takes an elementwise kernel without library loops, "
-                         f"not {signature.kind} {list(signature.loops)}")
+        raise ValueError(
+            f"a torch site takes an elementwise kernel without library loops, "
+            f"not {signature.kind} {list(signature.loops)}"
+        )
     files = list(record["unit"]["files"])
     if len(files) < 2:
         raise FileNotFoundError("the site has no torch dispatcher beside its kernel")
-    kernel = CompiledKernel(str(Path(directory) / files[0]), str(data["symbol"]), signature,
-                            str(data["fingerprint"]))
+    kernel = CompiledKernel(
+        str(Path(directory) / files[0]), str(data["symbol"]), signature, str(data["fingerprint"])
+    )
     found = kernel_address(kernel)
     if found is None:
         raise OSError(f"{kernel.path} cannot run on this CPU")

@@ -68,12 +68,17 @@ def _ninja(builder: RegionBuilder, target: str) -> str:
     pre = builder.prelude
     pch_dep = f" | {pre}/ppy_aten_prelude.h.gch" if builder.tools.is_gcc else ""
     lines = [
-        "ninja_required_version = 1.3", f"cxx = {builder.tools.cxx}",
+        "ninja_required_version = 1.3",
+        f"cxx = {builder.tools.cxx}",
         "cflags = " + " ".join(builder.flags),
-        f"ldflags = {' '.join(toolchain.link_flags(builder.build))}", "",
-        "rule cxx", f"  command = $cxx $cflags -Winvalid-pch -I{pre} -c $in -o $out",
+        f"ldflags = {' '.join(toolchain.link_flags(builder.build))}",
+        "",
+        "rule cxx",
+        f"  command = $cxx $cflags -Winvalid-pch -I{pre} -c $in -o $out",
         "  description = compile the fused-site dispatcher",
-        "rule link", "  command = $cxx $in -o $out $ldflags", "",
+        "rule link",
+        "  command = $cxx $in -o $out $ldflags",
+        "",
         f"build fused_site.o: cxx {SOURCE}{pch_dep}",
         f"build {target}: link fused_site.o",
     ]

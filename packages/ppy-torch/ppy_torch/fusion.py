@@ -36,16 +36,28 @@ TENSOR: Final = TensorType(F64, None, LIBRARY)
 
 #: Python operator (ast class name) -> tensor-dialect op
 BINARY_OPERATORS: Final[Mapping[str, str]] = MappingProxyType(
-    {"Add": "tensor.add", "Sub": "tensor.sub", "Mult": "tensor.mul", "Div": "tensor.div"})
+    {"Add": "tensor.add", "Sub": "tensor.sub", "Mult": "tensor.mul", "Div": "tensor.div"}
+)
 #: operators whose number-on-the-left form torch computes in one rounding (`__radd__`,
 #: `__rsub__` = `sub(s, t)`, `__rmul__`); `s / t` is `t.reciprocal() * s` in torch
 NUMBER_LEFT_OK: Final = frozenset({"Add", "Sub", "Mult"})
 
-_BINARY: Final = {"add": "tensor.add", "sub": "tensor.sub", "mul": "tensor.mul",
-                  "div": "tensor.div", "subtract": "tensor.sub", "multiply": "tensor.mul",
-                  "divide": "tensor.div", "true_divide": "tensor.div"}
-_UNARY: Final = {"neg": "tensor.neg", "negative": "tensor.neg", "abs": "tensor.abs",
-                 "absolute": "tensor.abs"}
+_BINARY: Final = {
+    "add": "tensor.add",
+    "sub": "tensor.sub",
+    "mul": "tensor.mul",
+    "div": "tensor.div",
+    "subtract": "tensor.sub",
+    "multiply": "tensor.mul",
+    "divide": "tensor.div",
+    "true_divide": "tensor.div",
+}
+_UNARY: Final = {
+    "neg": "tensor.neg",
+    "negative": "tensor.neg",
+    "abs": "tensor.abs",
+    "absolute": "tensor.abs",
+}
 
 
 def _table() -> dict[str, tuple[str, int]]:
@@ -149,5 +161,14 @@ def python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:
     return I64 if op in _PYTHON_ARITHMETIC else None
 
 
-__all__ = ["LIBRARY", "TENSOR", "CALLS", "BINARY_OPERATORS", "NUMBER_LEFT_OK",
-           "converge_operator", "converge_call", "python_arithmetic", "is_tensor"]
+__all__ = [
+    "LIBRARY",
+    "TENSOR",
+    "CALLS",
+    "BINARY_OPERATORS",
+    "NUMBER_LEFT_OK",
+    "converge_operator",
+    "converge_call",
+    "python_arithmetic",
+    "is_tensor",
+]

@@ -57,8 +57,12 @@ class ListArg:
     items: tuple[Value | Const, ...]
 
     def text(self) -> str:
-        return "(" + ", ".join(item.text() for item in self.items) + ("," if len(self.items) == 1
-                                                                    else "") + ")"
+        return (
+            "("
+            + ", ".join(item.text() for item in self.items)
+            + ("," if len(self.items) == 1 else "")
+            + ")"
+        )
 
 
 Arg = Value | Const | ListArg
@@ -117,8 +121,7 @@ class RegionGraph:
     def text(self) -> str:
         params = ", ".join(f"{v.text()}: {v.kind}" for v in self.params)
         kinds = [v.kind for v in self.results]
-        ret = f"tuple<{', '.join(kinds)}>" if self.tuple_result else (kinds[0] if kinds
-                                                                       else "none")
+        ret = f"tuple<{', '.join(kinds)}>" if self.tuple_result else (kinds[0] if kinds else "none")
         lines = [f"aten.region @{self.name}({params}) -> {ret} {{"]
         lines += [f"  {node.text()}" for node in self.nodes]
         lines.append("  return " + ", ".join(v.text() for v in self.results))
@@ -140,6 +143,18 @@ def to_ir(graph: RegionGraph) -> object:
 
 
 __all__ = [
-    "Value", "Const", "ListArg", "Arg", "AtenCall", "IntOp", "Node", "RegionGraph", "to_ir",
-    "TENSOR", "INT", "FLOAT", "BOOL", "VALUE_KINDS",
+    "Value",
+    "Const",
+    "ListArg",
+    "Arg",
+    "AtenCall",
+    "IntOp",
+    "Node",
+    "RegionGraph",
+    "to_ir",
+    "TENSOR",
+    "INT",
+    "FLOAT",
+    "BOOL",
+    "VALUE_KINDS",
 ]

@@ -57,14 +57,21 @@ class TorchPlugin(Plugin):
         from ppy_torch.toolchain import torch_build
 
         build = torch_build()
-        return {"torch": build.version, "cxx11abi": str(int(build.cxx11abi)),
-                "cuda": build.cuda or "none", "curated ops": str(len(ops.CURATED_OPS)),
-                "aten calls": str(len(ops.ATEN_CALLS))}
+        return {
+            "torch": build.version,
+            "cxx11abi": str(int(build.cxx11abi)),
+            "cuda": build.cuda or "none",
+            "curated ops": str(len(ops.CURATED_OPS)),
+            "aten calls": str(len(ops.ATEN_CALLS)),
+        }
 
     def external_types(self) -> Mapping[str, Type]:
-        return {"torch.Tensor": TENSOR_TYPE, "torch.nn.Parameter": TENSOR_TYPE,
-                "torch.device": OpaqueType("torch.device"),
-                "torch.dtype": OpaqueType("torch.dtype")}
+        return {
+            "torch.Tensor": TENSOR_TYPE,
+            "torch.nn.Parameter": TENSOR_TYPE,
+            "torch.device": OpaqueType("torch.device"),
+            "torch.dtype": OpaqueType("torch.dtype"),
+        }
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
         aten = ops.CURATED_OPS.get(ctx.callee)
@@ -99,9 +106,11 @@ def stage_spec(src: StageInput, *, pure: bool = False) -> LoweringSpec:
     except StageRefusal as refusal:
         return FallbackSpec(f"not an ATen region: {refusal}")
     if pure and graph.writes:
-        return RejectSpec(PURE_WRITES, f"{graph.name}: writes through a parameter (copy_) in "
-                                       "a @ppy.pure function",
-                          hint="remove @ppy.pure, or return a new tensor instead of writing")
+        return RejectSpec(
+            PURE_WRITES,
+            f"{graph.name}: writes through a parameter (copy_) in a @ppy.pure function",
+            hint="remove @ppy.pure, or return a new tensor instead of writing",
+        )
     return GraphRegionSpec(backend="aten", graph=graph, effects=graph.effects)
 
 

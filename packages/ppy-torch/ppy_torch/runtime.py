@@ -63,9 +63,12 @@ def make_region(module: ModuleType, name: str, fallback: Callable[..., Any]) -> 
     return region
 
 
-def load_region(unit_data: Mapping[str, Any], build_dir: str | Path,
-                fallback: Callable[..., Any], record: Mapping[str, Any] | None = None
-                ) -> Callable[..., Any]:
+def load_region(
+    unit_data: Mapping[str, Any],
+    build_dir: str | Path,
+    fallback: Callable[..., Any],
+    record: Mapping[str, Any] | None = None,
+) -> Callable[..., Any]:
     """The callable that replaces `fallback`: its region, or `fallback` itself with a
     warning when the region library is missing, unloadable, or built for another torch.
     `record` (the driver's manifest entry for the site) is accepted and not needed."""
@@ -74,20 +77,29 @@ def load_region(unit_data: Mapping[str, Any], build_dir: str | Path,
     import torch
 
     if unit_data.get("torch") not in (None, torch.__version__):
-        _warn_once(f"torch:{path}", f"ppy: region {function}: built for torch "
-                   f"{unit_data.get('torch')}, running {torch.__version__}; the Python body "
-                   f"runs  [{OTHER_BUILD}]")
+        _warn_once(
+            f"torch:{path}",
+            f"ppy: region {function}: built for torch "
+            f"{unit_data.get('torch')}, running {torch.__version__}; the Python body "
+            f"runs  [{OTHER_BUILD}]",
+        )
         return fallback
     if not path.is_file():
-        _warn_once(f"missing:{path}", f"ppy: region library {path} is missing; {function} "
-                   f"runs its Python body  [{MISSING_PIECE}]")
+        _warn_once(
+            f"missing:{path}",
+            f"ppy: region library {path} is missing; {function} "
+            f"runs its Python body  [{MISSING_PIECE}]",
+        )
         return fallback
     try:
         module = load_extension(str(unit_data["module"]), path)
         return make_region(module, function, fallback)
     except (ImportError, OSError, KeyError, AttributeError) as exc:
-        _warn_once(f"load:{path}", f"ppy: region library {path} failed to load ({exc}); "
-                   f"{function} runs its Python body  [{MISSING_PIECE}]")
+        _warn_once(
+            f"load:{path}",
+            f"ppy: region library {path} failed to load ({exc}); "
+            f"{function} runs its Python body  [{MISSING_PIECE}]",
+        )
         return fallback
 
 

@@ -75,14 +75,17 @@ class _Stager:
             return _SCALAR_ANNOTATIONS[node.id]
         if self.src.resolve(node) == "torch.Tensor":
             return TENSOR
-        raise _refuse(node, f"{what}: annotation `{ast.unparse(node)}` is not torch.Tensor, "
-                            "int, float or bool")
+        raise _refuse(
+            node,
+            f"{what}: annotation `{ast.unparse(node)}` is not torch.Tensor, int, float or bool",
+        )
 
     def params(self) -> tuple[Value, ...]:
         args = self.src.node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-            raise _refuse(self.src.node, "a region takes plain positional parameters without "
-                                         "defaults")
+            raise _refuse(
+                self.src.node, "a region takes plain positional parameters without defaults"
+            )
         values = []
         for arg in args.args:
             value = Value(arg.arg, self.annotation_kind(arg.annotation, f"parameter `{arg.arg}`"))
@@ -95,8 +98,11 @@ class _Stager:
         node = self.src.node.returns
         if isinstance(node, ast.Constant) and node.value is None:
             return 0, False
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and node.value.id == "tuple":
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "tuple"
+        ):
             items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             for item in items:
                 if self.annotation_kind(item, "return") != TENSOR:
@@ -132,8 +138,10 @@ class _Stager:
         items = [self.expr(elt) for elt in node.elts]
         if all(isinstance(i, Const) and type(i.value) is int for i in items):
             return Const(tuple(i.value for i in items))  # type: ignore[misc]
-        if any(isinstance(i, ListArg) or (isinstance(i, Const) and type(i.value) is not int)
-               for i in items):
+        if any(
+            isinstance(i, ListArg) or (isinstance(i, Const) and type(i.value) is not int)
+            for i in items
+        ):
             raise _refuse(node, "a tuple in a region holds ints or tensors")
         return ListArg(tuple(items))  # type: ignore[arg-type]
 
@@ -209,8 +217,9 @@ class _Stager:
         sig, bound_args = bound
         result = self.fresh(TENSOR if sig.returns == "Tensor" else INT)
         self.effects |= sig.effects
-        self.nodes.append(AtenCall(op, sig.overload, bound_args, result,
-                                   getattr(node, "lineno", 0)))
+        self.nodes.append(
+            AtenCall(op, sig.overload, bound_args, result, getattr(node, "lineno", 0))
+        )
         return result
 
     def int_op(self, node: ast.AST, op: str, lhs: Value | Const, rhs: Value | Const) -> Arg:
@@ -236,8 +245,11 @@ class _Stager:
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
-            if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
-                    and len(target.elts) == len(stmt.value.elts):
+            if (
+                isinstance(target, ast.Tuple)
+                and isinstance(stmt.value, ast.Tuple)
+                and len(target.elts) == len(stmt.value.elts)
+            ):
                 values = [self.expr(v) for v in stmt.value.elts]
                 for t, v in zip(target.elts, values, strict=True):
                     self.assign(t, v, stmt)
@@ -258,34 +270,51 @@ class _Stager:
         params = self.params()
         count, is_tuple = self.returns()
         body = list(fn.body)
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body = body[1:]
         ret = body.pop() if body and isinstance(body[-1], ast.Return) else None
         for stmt in body:
             self.statement(stmt)
         results = self.results(ret, count, is_tuple)
-        return RegionGraph(fn.name, params, tuple(self.nodes), results, is_tuple,
-                           frozenset(self.effects), self.src.path)
+        return RegionGraph(
+            fn.name,
+            params,
+            tuple(self.nodes),
+            results,
+            is_tuple,
+            frozenset(self.effects),
+            self.src.path,
+        )
 
-    def results(self, ret: ast.Return | None, count: int | None, is_tuple: bool
-                ) -> tuple[Value, ...]:
-        if ret is None or ret.value is None or (isinstance(ret.value, ast.Constant)
-                                                and ret.value.value is None):
+    def results(
+        self, ret: ast.Return | None, count: int | None, is_tuple: bool
+    ) -> tuple[Value, ...]:
+        if (
+            ret is None
+            or ret.value is None
+            or (isinstance(ret.value, ast.Constant) and ret.value.value is None)
+        ):
             if count:
                 raise _refuse(self.src.node, "the function must end in `return`")
             return ()
         exprs = ret.value.elts if is_tuple and isinstance(ret.value, ast.Tuple) else [ret.value]
         values = [self.expr(e) for e in exprs]
-        if len(values) != count or not all(isinstance(v, Value) and v.kind == TENSOR
-                                           for v in values):
+        if len(values) != count or not all(
+            isinstance(v, Value) and v.kind == TENSOR for v in values
+        ):
             raise _refuse(ret, "the returned values do not match the return annotation")
         return tuple(values)  # type: ignore[arg-type]
 
 
 def _is_int(arg: Arg) -> bool:
     return (isinstance(arg, Const) and type(arg.value) is int) or (
-        isinstance(arg, Value) and arg.kind == INT)
+        isinstance(arg, Value) and arg.kind == INT
+    )
 
 
 def _root(node: ast.expr) -> str | None:

@@ -111,8 +111,9 @@ def _find_ninja() -> str | None:
 
 def _compiler_id(cxx: str) -> str | None:
     try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30,
-                             check=False)
+        out = subprocess.run(
+            [cxx, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     first = out.stdout.strip().splitlines()[:1]
@@ -156,8 +157,14 @@ def toolchain() -> Toolchain:
 
 def compile_flags(build: TorchBuild, tools: Toolchain) -> list[str]:
     """Flags shared by the precompiled header, the shim and every region source."""
-    flags = ["-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden", "-DAT_PER_OPERATOR_HEADERS",
-             f"-D_GLIBCXX_USE_CXX11_ABI={1 if build.cxx11abi else 0}"]
+    flags = [
+        "-std=c++20",
+        "-O2",
+        "-fPIC",
+        "-fvisibility=hidden",
+        "-DAT_PER_OPERATOR_HEADERS",
+        f"-D_GLIBCXX_USE_CXX11_ABI={1 if build.cxx11abi else 0}",
+    ]
     if build.cuda:
         flags.append("-DPPY_WITH_CUDA")
     if not build.light_layout:
@@ -197,6 +204,15 @@ def reset() -> None:
 
 
 __all__ = [
-    "TorchBuild", "Toolchain", "torch_build", "toolchain", "compile_flags", "link_flags",
-    "ext_suffix", "cache_root", "reset", "FORMAT_VERSION", "LIGHT_LAYOUT_VERIFIED",
+    "TorchBuild",
+    "Toolchain",
+    "torch_build",
+    "toolchain",
+    "compile_flags",
+    "link_flags",
+    "ext_suffix",
+    "cache_root",
+    "reset",
+    "FORMAT_VERSION",
+    "LIGHT_LAYOUT_VERIFIED",
 ]

@@ -60,31 +60,49 @@ class Runner:
         env.update(extra)
         return env
 
-    def run(self, cmd: list[str], cwd: Path, timeout: float = 600,
-            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(cmd, cwd=cwd, env=dict(env or self.env()), capture_output=True,
-                              text=True, timeout=timeout, check=False)
+    def run(
+        self, cmd: list[str], cwd: Path, timeout: float = 600, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=dict(env or self.env()),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
         return done
 
-    def way(self, way: str, file: Path, *args: str, timeout: float = 600,
-            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        head = {"python": [sys.executable], "ppy": ppy_command(),
-                "run": [*ppy_command(), "run"]}[way]
+    def way(
+        self,
+        way: str,
+        file: Path,
+        *args: str,
+        timeout: float = 600,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        head = {"python": [sys.executable], "ppy": ppy_command(), "run": [*ppy_command(), "run"]}[
+            way
+        ]
         return self.run([*head, str(file), *args], file.parent, timeout, env)
 
-    def three_ways(self, file: Path, *args: str, timeout: float = 600,
-                   env: Mapping[str, str] | None = None) -> dict[str, str]:
+    def three_ways(
+        self, file: Path, *args: str, timeout: float = 600, env: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
         """stdout of each way, in WAYS order."""
-        return {way: self.way(way, file, *args, timeout=timeout, env=env).stdout
-                for way in WAYS}
+        return {way: self.way(way, file, *args, timeout=timeout, env=env).stdout for way in WAYS}
 
 
 def comparable(stdout: str) -> list[str]:
     """The lines that must agree: timing lines (`#` first) left out, and any number
     given with a time unit (`3.404 us/call`) masked."""
-    return [_NUMBER_BEFORE_UNIT.sub(r" <t>\1", line) for line in stdout.splitlines()
-            if not line.startswith("#")]
+    return [
+        _NUMBER_BEFORE_UNIT.sub(r" <t>\1", line)
+        for line in stdout.splitlines()
+        if not line.startswith("#")
+    ]
 
 
 def assert_agree(outputs: Mapping[str, str]) -> None:
@@ -92,4 +110,5 @@ def assert_agree(outputs: Mapping[str, str]) -> None:
     for way in rest:
         assert comparable(outputs[way]) == comparable(outputs[first]), (
             f"`{way}` and `{first}` disagree:\n--- {first}\n{outputs[first]}\n--- {way}\n"
-            f"{outputs[way]}")
+            f"{outputs[way]}"
+        )

@@ -56,12 +56,14 @@ def project(tmp: Path) -> Path:
     """A throwaway project whose compiled entries live in its own cache folder."""
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "pyproject.toml").write_text(
-        '[project]\nname = "torch-fused-tests"\n\n[tool.ppy]\ncache-dir = ".ppy-cache"\n')
+        '[project]\nname = "torch-fused-tests"\n\n[tool.ppy]\ncache-dir = ".ppy-cache"\n'
+    )
     return tmp
 
 
-def load_pair(folder: Path, name: str, source: str) -> tuple[types.ModuleType, types.ModuleType,
-                                                            dict[str, Any]]:
+def load_pair(
+    folder: Path, name: str, source: str
+) -> tuple[types.ModuleType, types.ModuleType, dict[str, Any]]:
     """`source` compiled by ppy (with its manifest) and the same source as plain Python."""
     from ppy_core.compiling import compile_file, load_manifest
     from ppy_core.runtime.module import exec_artifact

@@ -22,8 +22,15 @@ from hypothesis import strategies as st
 TENSORS = ("a", "b", "c")
 CONSTS = ("2.0", "0.5", "3", "1e300", "1e-300", "-2.5", "0.0", "7", "1e-320", "0.1")
 BINOPS = ("+", "-", "*", "/")
-FN2 = ("torch.add", "torch.sub", "torch.mul", "torch.div", "torch.subtract",
-       "torch.multiply", "torch.true_divide")
+FN2 = (
+    "torch.add",
+    "torch.sub",
+    "torch.mul",
+    "torch.div",
+    "torch.subtract",
+    "torch.multiply",
+    "torch.true_divide",
+)
 M2 = ("add", "sub", "mul", "div")
 FN1 = ("torch.abs", "torch.neg", "torch.negative", "torch.absolute")
 M1 = ("abs", "neg")
@@ -38,8 +45,9 @@ def is_tensor(tree: Any) -> bool:
     return any(is_tensor(x) for x in tree[1:] if isinstance(x, tuple))
 
 
-SCALARS = st.one_of(st.tuples(st.just("s"), st.just("s")),
-                    st.tuples(st.just("s"), st.sampled_from(CONSTS)))
+SCALARS = st.one_of(
+    st.tuples(st.just("s"), st.just("s")), st.tuples(st.just("s"), st.sampled_from(CONSTS))
+)
 
 
 def _compose(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -58,8 +66,7 @@ def _compose(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
-TREES = st.recursive(st.tuples(st.just("t"), st.sampled_from(TENSORS)), _compose,
-                     max_leaves=8)
+TREES = st.recursive(st.tuples(st.just("t"), st.sampled_from(TENSORS)), _compose, max_leaves=8)
 
 
 def render(tree: Any) -> str:
@@ -97,6 +104,10 @@ def module_source(trees: list[Any]) -> str:
     """One function `f<i>(a, b, c, s)` per tree, returning it."""
     lines = ["import torch", ""]
     for i, tree in enumerate(trees):
-        lines += [f"def f{i}(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, "
-                  "s: float) -> torch.Tensor:", f"    return {render(tree)}", ""]
+        lines += [
+            f"def f{i}(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, "
+            "s: float) -> torch.Tensor:",
+            f"    return {render(tree)}",
+            "",
+        ]
     return "\n".join(lines)

@@ -31,8 +31,9 @@ def write_rows(out: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def block(x: torch.Tensor, ln_w: torch.Tensor, ln_b: torch.Tensor, w: torch.Tensor,
-          b: torch.Tensor) -> torch.Tensor:
+def block(
+    x: torch.Tensor, ln_w: torch.Tensor, ln_b: torch.Tensor, w: torch.Tensor, b: torch.Tensor
+) -> torch.Tensor:
     h = F.layer_norm(x, (x.size(-1),), ln_w, ln_b, 1e-5)
     h = F.gelu(F.linear(h, w, b), approximate="tanh")
     return x + F.softmax(h, dim=-1)

@@ -47,8 +47,9 @@ def test_missing_compiler_falls_back_with_one_warning(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.needs_cc
-def test_warm_build_starts_no_compiler(compiled: dict[str, Any],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_build_starts_no_compiler(
+    compiled: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(direct, "_backend", None)
     import subprocess
 
@@ -81,10 +82,16 @@ def test_missing_library_falls_back(compiled: dict[str, Any], tmp_path: Path) ->
     from ppy_core.backends import LowerContext
     from ppy_torch.plugin import stage_spec  # noqa: F401 (the graph comes from the plugin)
 
-    units = be.lower_module([direct._stage(direct._function_node(regions.residual),
-                                           direct.imports_of_globals(vars(regions)), "")
-                             .graph],  # type: ignore[union-attr]
-                            LowerContext(site_id="residual", build_dir=tmp_path))
+    units = be.lower_module(
+        [
+            direct._stage(
+                direct._function_node(regions.residual),
+                direct.imports_of_globals(vars(regions)),
+                "",
+            ).graph
+        ],  # type: ignore[union-attr]
+        LowerContext(site_id="residual", build_dir=tmp_path),
+    )
     data = units[0].data
     assert runtime.load_region(data, tmp_path, regions.residual).__ppy_region__ is True
     moved = tmp_path / "elsewhere"

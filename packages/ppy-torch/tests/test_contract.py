@@ -23,8 +23,10 @@ IMPORTS = {"torch": "torch", "F": "torch.nn.functional", "ppy": "ppy"}
 def stage(source: str, pure: bool = False) -> object:
     node = ast.parse(textwrap.dedent(source)).body[0]
     assert isinstance(node, ast.FunctionDef)
-    decorators = tuple(resolver(IMPORTS)(d.func if isinstance(d, ast.Call) else d) or "?"
-                       for d in node.decorator_list)
+    decorators = tuple(
+        resolver(IMPORTS)(d.func if isinstance(d, ast.Call) else d) or "?"
+        for d in node.decorator_list
+    )
     return stage_spec(StageInput(node, resolver(IMPORTS), decorators), pure=pure)
 
 
@@ -69,17 +71,20 @@ def test_layer_stages_to_three_calls() -> None:
     assert [n.overload for n in spec.graph.nodes] == ["matmul", "add.Tensor", "relu"]
 
 
-@pytest.mark.parametrize(("call", "overload"), [
-    ("torch.mean(x)", "mean"),
-    ("torch.mean(x, (0, 1))", "mean.dim"),
-    ("torch.mean(x, dim=(1,), keepdim=True)", "mean.dim"),
-    ("torch.pow(x, 2)", "pow.Tensor_Scalar"),
-    ("torch.pow(x, x)", "pow.Tensor_Tensor"),
-    ("x.squeeze()", "squeeze"),
-    ("x.squeeze(1)", "squeeze.dim"),
-    ("F.gelu(x, approximate='tanh')", "gelu"),
-    ("torch.softmax(input=x, dim=-1)", "softmax.int"),
-])
+@pytest.mark.parametrize(
+    ("call", "overload"),
+    [
+        ("torch.mean(x)", "mean"),
+        ("torch.mean(x, (0, 1))", "mean.dim"),
+        ("torch.mean(x, dim=(1,), keepdim=True)", "mean.dim"),
+        ("torch.pow(x, 2)", "pow.Tensor_Scalar"),
+        ("torch.pow(x, x)", "pow.Tensor_Tensor"),
+        ("x.squeeze()", "squeeze"),
+        ("x.squeeze(1)", "squeeze.dim"),
+        ("F.gelu(x, approximate='tanh')", "gelu"),
+        ("torch.softmax(input=x, dim=-1)", "softmax.int"),
+    ],
+)
 def test_the_signature_the_call_fills(call: str, overload: str) -> None:
     spec = stage(f"""
         def f(x: torch.Tensor) -> torch.Tensor:
@@ -89,15 +94,18 @@ def test_the_signature_the_call_fills(call: str, overload: str) -> None:
     assert spec.graph.nodes[-1].overload == overload
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    ("return torch.special.erf(x)", "`torch.special.erf` is not a curated torch operation"),
-    ("return torch.sum(x, dtype=torch.float64)", "has a parameter `dtype`"),
-    ("return torch.softmax(x)", "needs `dim`"),
-    ("return x.view([2, 3.0])", "a tuple in a region holds ints or tensors"),
-    ("print(x)\n    return x", "`print` is not a curated torch operation"),
-    ("if x: pass\n    return x", "`If` statement stays Python"),
-    ("return 1 - x", "a number on the left of Sub"),
-])
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("return torch.special.erf(x)", "`torch.special.erf` is not a curated torch operation"),
+        ("return torch.sum(x, dtype=torch.float64)", "has a parameter `dtype`"),
+        ("return torch.softmax(x)", "needs `dim`"),
+        ("return x.view([2, 3.0])", "a tuple in a region holds ints or tensors"),
+        ("print(x)\n    return x", "`print` is not a curated torch operation"),
+        ("if x: pass\n    return x", "`If` statement stays Python"),
+        ("return 1 - x", "a number on the left of Sub"),
+    ],
+)
 def test_refusals_say_why(body: str, reason: str) -> None:
     spec = stage("def f(x: torch.Tensor) -> torch.Tensor:\n    " + body)
     assert isinstance(spec, FallbackSpec)
@@ -106,8 +114,12 @@ def test_refusals_say_why(body: str, reason: str) -> None:
 
 def test_signature_refusals() -> None:
     assert "annotation" in stage("def f(x): return x").reason  # type: ignore[attr-defined]
-    assert "defaults" in stage(  # type: ignore[attr-defined]
-        "def f(x: torch.Tensor = None) -> torch.Tensor: return x").reason
+    assert (
+        "defaults"
+        in stage(  # type: ignore[attr-defined]
+            "def f(x: torch.Tensor = None) -> torch.Tensor: return x"
+        ).reason
+    )
     spec = stage("""
         @functools.cache
         def f(x: torch.Tensor) -> torch.Tensor:

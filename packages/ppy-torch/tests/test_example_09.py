@@ -49,8 +49,7 @@ def test_layer_compile_matches(runner: Runner) -> None:
 
 @pytest.mark.slow
 def test_compare_prints_the_table(runner: Runner) -> None:
-    out = runner.run([sys.executable, "compare.py", "--processes", "1"],
-                     HERE / "compare").stdout
+    out = runner.run([sys.executable, "compare.py", "--processes", "1"], HERE / "compare").stdout
     assert "# outputs agree: True" in out, out
     assert "layer, per call" in out
     assert "best / eager best" in out

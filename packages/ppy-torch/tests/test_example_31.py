@@ -33,10 +33,15 @@ def test_artifact_under_torchrun(runner: Runner, tmp_path: Path) -> None:
     assert launcher.read_text().startswith("#!")  # a Python script torchrun can start
     env = runner.env(OMP_NUM_THREADS="1")
     env.pop("PPY_CACHE_DIR")  # the artifact needs no cache and no compiler
-    done = runner.run([*torchrun(), "--standalone", "--nproc_per_node=2", str(launcher)],
-                      tmp_path, timeout=300, env=env)
-    active = re.findall(r"^# rank (\d): region active (\w+) \((\d+) fast calls\)$", done.stdout,
-                        re.M)
+    done = runner.run(
+        [*torchrun(), "--standalone", "--nproc_per_node=2", str(launcher)],
+        tmp_path,
+        timeout=300,
+        env=env,
+    )
+    active = re.findall(
+        r"^# rank (\d): region active (\w+) \((\d+) fast calls\)$", done.stdout, re.M
+    )
     assert sorted(active) == [("0", "True", "1"), ("1", "True", "1")], done.stdout
     sums = re.findall(r"^rank (\d) of 2: all_reduce sum (\S+)$", done.stdout, re.M)
     assert [rank for rank, _ in sums] == ["0", "1"], done.stdout

@@ -27,14 +27,19 @@ def test_gpt2_small_runs_three_ways(runner: Runner) -> None:
     lines = outputs["python"].splitlines()
     assert lines[1].startswith("config small: 4 layers, 128 dim, 4 heads")
     assert "regions give eager's logits bit for bit: True" in lines
-    eager = re.search(r"^eager: (\d+) ATen ops, (\d+) Python-level torch calls", outputs["ppy"],
-                      re.M)
+    eager = re.search(
+        r"^eager: (\d+) ATen ops, (\d+) Python-level torch calls", outputs["ppy"], re.M
+    )
     assert eager is not None
     assert "# regions active: False" in outputs["python"]
     for way in ("ppy", "run"):
         assert "# regions active: True" in outputs[way]
-        found = re.search(r"^# regions: (\d+) ATen ops, (\d+) Python-level calls per forward "
-                          r"\((\d+) of them region calls\)", outputs[way], re.M)
+        found = re.search(
+            r"^# regions: (\d+) ATen ops, (\d+) Python-level calls per forward "
+            r"\((\d+) of them region calls\)",
+            outputs[way],
+            re.M,
+        )
         assert found is not None, outputs[way]
         aten, calls, regions = map(int, found.groups())
         assert aten == int(eager[1])  # the same ATen work, through the same dispatcher
@@ -45,7 +50,9 @@ def test_gpt2_small_runs_three_ways(runner: Runner) -> None:
 
 @pytest.mark.slow
 def test_gpt2_small_with_torch_compile(runner: Runner) -> None:
-    out = runner.run([sys.executable, str(GPT2), "--config", "small", "--rounds", "2"],
-                     GPT2.parent).stdout
-    assert re.search(r"^# torch.compile +[0-9.]+ ms/forward .*matches eager to 1e-4: True",
-                     out, re.M), out
+    out = runner.run(
+        [sys.executable, str(GPT2), "--config", "small", "--rounds", "2"], GPT2.parent
+    ).stdout
+    assert re.search(
+        r"^# torch.compile +[0-9.]+ ms/forward .*matches eager to 1e-4: True", out, re.M
+    ), out

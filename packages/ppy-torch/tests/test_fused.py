@@ -59,9 +59,11 @@ def special(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     n = math.prod(shape)
     x = torch.randn(n, generator=g, dtype=F64) * torch.pow(
-        10.0, torch.randint(-300, 300, (n,), generator=g).to(F64))
-    values = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -1e308, 1.0],
-                          dtype=F64)
+        10.0, torch.randint(-300, 300, (n,), generator=g).to(F64)
+    )
+    values = torch.tensor(
+        [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -1e308, 1.0], dtype=F64
+    )
     picks = torch.randint(0, n + 1, (n // 5,), generator=g)
     picks = picks[picks < n]
     x[picks] = values[torch.randint(0, len(values), (len(picks),), generator=g)]
@@ -78,8 +80,14 @@ def outcome(fn: Any, *args: Any) -> tuple[Any, type | None]:
 def draw_trees(count: int) -> list[Any]:
     trees: list[Any] = []
 
-    @settings(max_examples=count * 3, database=None, derandomize=True, deadline=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=count * 3,
+        database=None,
+        derandomize=True,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(TREES)
     def collect(tree: Any) -> None:
         if len(trees) < count and tree not in trees and tree[0] != "t":
@@ -243,8 +251,14 @@ def test_what_does_not_fuse_stays_python(folder: Path) -> None:
     assert texts["total"] == "a * b"  # the elementwise part fuses, the sum stays torch's
     assert texts["mean"] == "a + 1.0"
     a, b = torch.randn(100, dtype=F64), torch.randn(100, dtype=F64)
-    for name, args in [("rdiv", (a, 0.3)), ("power", (a.abs(), b)), ("square", (a,)),
-                       ("total", (a, b)), ("mean", (a,)), ("keyword", (a, b))]:
+    for name, args in [
+        ("rdiv", (a, 0.3)),
+        ("power", (a.abs(), b)),
+        ("square", (a,)),
+        ("total", (a, b)),
+        ("mean", (a,)),
+        ("keyword", (a, b)),
+    ]:
         assert same_bits(getattr(fast, name)(*args), getattr(plain, name)(*args)) is None
 
 
@@ -277,8 +291,14 @@ def _llvm_sum(x: torch.Tensor) -> float:
     leaf = builder.leaf()
     kernel = compile_specs([builder.build(leaf, reduce="add")], "torch_sum_proof")[0]
     address, _lib = kernel_address(kernel)
-    fn = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                          ctypes.c_int64, ctypes.c_void_p)(address)
+    fn = ctypes.CFUNCTYPE(
+        ctypes.c_double,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_int64,
+        ctypes.c_void_p,
+    )(address)
     arrays = (ctypes.c_void_p * 1)(x.data_ptr())
     scalars = (ctypes.c_double * 1)(0.0)
     return 0.0 + fn(arrays, scalars, 0, x.numel(), None)
@@ -314,10 +334,16 @@ def test_artifact_runs_the_fused_site_without_the_compiler(folder: Path) -> None
         "print(sorted((k, v['fast']) for k, v in ppy.stats().items()))\n"
         "import sys\n"
         "print(sorted(m for m in sys.modules if m.startswith(('ppy_core.frontend', "
-        "'ppy_core.driver', 'llvmlite', 'ppy_torch.build', 'ppy_torch.fused_build'))))\n")
+        "'ppy_core.driver', 'llvmlite', 'ppy_torch.build', 'ppy_torch.fused_build'))))\n"
+    )
     out = build_artifact(str(program), str(folder / "fused_program.ppyapp"))
-    run = subprocess.run([sys.executable, str(out / "fused_program")], capture_output=True,
-                         text=True, check=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(out / "fused_program")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     a = torch.arange(1.0, 9.0, dtype=F64)
     lines = run.stdout.splitlines()
     assert lines[0] == str((a * a + a / 3.0).tolist())

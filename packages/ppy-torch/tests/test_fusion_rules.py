@@ -21,15 +21,25 @@ def op(name: str, *operands: object, constants: tuple[object, ...] = ()) -> obje
     return TorchPlugin().operator(ctx)  # type: ignore[arg-type]
 
 
-def call(callee: str, *args: object, constants: tuple[object, ...] = (),
-         kwargs: dict[str, object] | None = None) -> Converge | None:
-    ctx = CallContext(callee, tuple(args), kwargs or {},  # type: ignore[arg-type]
-                      constants or (N,) * len(args))
+def call(
+    callee: str,
+    *args: object,
+    constants: tuple[object, ...] = (),
+    kwargs: dict[str, object] | None = None,
+) -> Converge | None:
+    ctx = CallContext(
+        callee,
+        tuple(args),
+        kwargs or {},  # type: ignore[arg-type]
+        constants or (N,) * len(args),
+    )
     return TorchPlugin().tensor_operation(ctx)
 
 
-@pytest.mark.parametrize(("name", "ir"), [("Add", "tensor.add"), ("Sub", "tensor.sub"),
-                                          ("Mult", "tensor.mul"), ("Div", "tensor.div")])
+@pytest.mark.parametrize(
+    ("name", "ir"),
+    [("Add", "tensor.add"), ("Sub", "tensor.sub"), ("Mult", "tensor.mul"), ("Div", "tensor.div")],
+)
 def test_tensor_operators_converge(name: str, ir: str) -> None:
     answer = op(name, T, T)
     assert isinstance(answer, Converge)
@@ -67,13 +77,20 @@ def test_neg_and_python_numbers() -> None:
 
 
 def test_calls_converge() -> None:
-    for callee, ir in [("torch.add", "tensor.add"), ("torch.Tensor.mul", "tensor.mul"),
-                       ("torch.true_divide", "tensor.div"), ("torch.subtract", "tensor.sub")]:
+    for callee, ir in [
+        ("torch.add", "tensor.add"),
+        ("torch.Tensor.mul", "tensor.mul"),
+        ("torch.true_divide", "tensor.div"),
+        ("torch.subtract", "tensor.sub"),
+    ]:
         answer = call(callee, T, F64)
         assert answer is not None
         assert answer.op == ir
-    for callee, ir in [("torch.abs", "tensor.abs"), ("torch.Tensor.neg", "tensor.neg"),
-                       ("torch.negative", "tensor.neg")]:
+    for callee, ir in [
+        ("torch.abs", "tensor.abs"),
+        ("torch.Tensor.neg", "tensor.neg"),
+        ("torch.negative", "tensor.neg"),
+    ]:
         answer = call(callee, T)
         assert answer is not None
         assert answer.op == ir
@@ -105,6 +122,5 @@ def test_importing_the_fusion_rules_imports_no_torch() -> None:
     import subprocess
 
     code = "import ppy_torch.fusion, ppy_torch.fused, sys; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

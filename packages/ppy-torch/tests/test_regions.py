@@ -24,8 +24,12 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 def same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same dtype, shape, strides and bits (NaN payloads and -0.0 included)."""
-    return (a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
-            and torch.equal(_bits(a), _bits(b)))
+    return (
+        a.dtype == b.dtype
+        and a.shape == b.shape
+        and a.stride() == b.stride()
+        and torch.equal(_bits(a), _bits(b))
+    )
 
 
 def test_region_is_active_and_agrees(compiled: dict[str, Any]) -> None:
@@ -41,11 +45,15 @@ def test_region_is_active_and_agrees(compiled: dict[str, Any]) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 6),
-       st.sampled_from([torch.float32, torch.float64]),
-       st.sampled_from([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-38]))
-def test_residual_matches_eager(compiled: dict[str, Any], n: int, m: int, dtype: torch.dtype,
-                                special: float) -> None:
+@given(
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.sampled_from([torch.float32, torch.float64]),
+    st.sampled_from([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-38]),
+)
+def test_residual_matches_eager(
+    compiled: dict[str, Any], n: int, m: int, dtype: torch.dtype, special: float
+) -> None:
     x, y = torch.randn(n, m, dtype=dtype), torch.randn(n, m, dtype=dtype)
     x[0, 0] = special
     assert same(compiled["residual"](x, y), regions.residual(x, y))
@@ -53,8 +61,13 @@ def test_residual_matches_eager(compiled: dict[str, Any], n: int, m: int, dtype:
 
 def test_autograd_grads_are_bitwise_equal(compiled: dict[str, Any]) -> None:
     torch.manual_seed(0)
-    args = [torch.randn(4, 16), torch.randn(16), torch.randn(16), torch.randn(16, 16),
-            torch.randn(16)]
+    args = [
+        torch.randn(4, 16),
+        torch.randn(16),
+        torch.randn(16),
+        torch.randn(16, 16),
+        torch.randn(16),
+    ]
     eager = [a.clone().requires_grad_() for a in args]
     region = [a.clone().requires_grad_() for a in args]
     before = fast(compiled["block"])
@@ -112,25 +125,34 @@ class Mode(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-@pytest.mark.parametrize(("make", "reason"), [
-    (lambda x: x.as_subclass(Sub), "type"),
-    (lambda x: x.to("meta"), "device"),
-    (lambda x: x.numpy(), "type"),
-])
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda x: x.as_subclass(Sub), "type"),
+        (lambda x: x.to("meta"), "device"),
+        (lambda x: x.numpy(), "type"),
+    ],
+)
 def test_guard_failures_run_python(compiled: dict[str, Any], make: Any, reason: str) -> None:
     layer = compiled["layer"]
     x, w, b = torch.randn(8, 32), torch.randn(32, 32), torch.randn(32)
     odd = make(x)
     before = layer.__ppy_stats__()[reason]
     try:
-        expected = regions.layer(odd, w.to(odd.device) if reason == "device" else w,
-                                 b.to(odd.device) if reason == "device" else b)
+        expected = regions.layer(
+            odd,
+            w.to(odd.device) if reason == "device" else w,
+            b.to(odd.device) if reason == "device" else b,
+        )
     except Exception as exc:
         with pytest.raises(type(exc)):
             layer(odd, w, b)
     else:
-        got = layer(odd, w.to(odd.device) if reason == "device" else w,
-                    b.to(odd.device) if reason == "device" else b)
+        got = layer(
+            odd,
+            w.to(odd.device) if reason == "device" else w,
+            b.to(odd.device) if reason == "device" else b,
+        )
         assert type(got) is type(expected)
     assert layer.__ppy_stats__()[reason] == before + 1
 
