@@ -20,7 +20,6 @@ from typing import Any, TextIO
 
 from ppy_core import __version__
 from ppy_core.diagnostics import ConfigError, Diagnostic, Error, NotYetError
-from ppy_core.plugins import INTERFACE
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -38,6 +37,12 @@ def _not_yet(what: str, lands: str) -> NotYetError:
     return NotYetError(
         f"ppy {what} is not available yet", hint=f"it lands with {lands}; `ppy doctor` works now"
     )
+
+
+def _interface() -> int:
+    from ppy_core.plugins import INTERFACE
+
+    return INTERFACE
 
 
 # -- doctor -------------------------------------------------------------------------------
@@ -125,7 +130,7 @@ def doctor_report(path: str = ".") -> dict[str, Any]:
         rows.append(row)
     return {
         "ppy": __version__,
-        "interface": INTERFACE,
+        "interface": _interface(),
         "python": platform.python_version(),
         "executable": sys.executable,
         "config": config_text,

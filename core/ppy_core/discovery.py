@@ -17,12 +17,11 @@ or factory (E1904), a malformed entry point (E1905), one name twice (E1906).
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, cast
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 from ppy_core.backends import INTERFACE as BACKEND_INTERFACE
 from ppy_core.backends import Backend
@@ -30,6 +29,9 @@ from ppy_core.config import Config
 from ppy_core.diagnostics import Diagnostic, PluginError
 from ppy_core.plugins import INTERFACE as PLUGIN_INTERFACE
 from ppy_core.plugins import Plugin
+
+if TYPE_CHECKING:
+    import importlib.metadata as md
 
 PLUGIN_GROUP: Final = "ppy.plugins"
 BACKEND_GROUP: Final = "ppy.backends"
@@ -137,7 +139,13 @@ def _read(search: tuple[str, ...]) -> Discovered:
     found: dict[Kind, dict[str, list[Entry]]] = {"plugin": {}, "backend": {}}
     diagnostics: list[Diagnostic] = []
     seen: set[str] = set()
+    import importlib.metadata as md  # ~15 ms: only when a module needs plugins
+
     for dist in md.distributions(path=list(search)):
+        # Parsing METADATA costs ~1 ms a distribution: read it only for the few
+        # distributions that declare a ppy entry point.
+        if "[ppy." not in (dist.read_text("entry_points.txt") or ""):
+            continue
         dist_name = dist.metadata["Name"] or ""
         if not dist_name or normalize(dist_name) in seen:
             continue  # like the import system: the first on the path wins
@@ -228,6 +236,8 @@ def load(entry: Entry) -> Plugin | Backend:
 def _create(entry: Entry) -> Plugin | Backend:
     who = f"{entry.kind} {entry.name!r} ({entry.distribution} {entry.version})"
     try:
+        import importlib.metadata as md
+
         factory = md.EntryPoint(entry.name, entry.value, entry.group).load()
         instance = factory()
     except Exception as exc:

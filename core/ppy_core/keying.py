@@ -14,16 +14,19 @@ import hashlib
 import importlib
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ppy_core import __version__
-from ppy_core.backends import Backend
 from ppy_core.config import Config, load_config
 from ppy_core.diagnostics import Error, Location
-from ppy_core.discovery import Activation, activate, load_backends
-from ppy_core.keys import backend_fingerprints, cache_key, imported_modules, plugin_fingerprints
+from ppy_core.keys import cache_key, imported_modules
 from ppy_core.scope import ModuleScope, scan_module
+
+if TYPE_CHECKING:
+    from ppy_core.backends import Backend
+    from ppy_core.discovery import Activation
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +72,11 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     activation = _activation(imported, project_files, config)
     tops = frozenset(m.partition(".")[0] for m in imported)
     backends = (
-        tuple(b for b in load_backends(config).backends if b.relevant(tops))
+        tuple(b for b in _load_backends(config).backends if b.relevant(tops))
         if activation.plugins
         else ()
     )
-    plugin_fps = plugin_fingerprints(activation.plugins)
-    backend_fps = backend_fingerprints(backends)
+    plugin_fps, backend_fps = _fingerprints(activation, backends)
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
     options = {
         **options_of(config),
@@ -118,8 +120,12 @@ def _activation(
     claims are learnt)."""
     own = {name.partition(".")[0] for name in project_files}
     tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
+    # Plugins, their discovery and their interface load only for a module that
+    # imports a library: a plain module's cached start stays light.
     if not tops - sys.stdlib_module_names:
-        return Activation()
+        return NO_PLUGINS  # type: ignore[return-value]
+    from ppy_core.discovery import activate
+
     activation = activate(imported, config)
     plugins = tuple(
         p for p in activation.plugins if any(activation.claims.get(top) == p.name for top in tops)
@@ -127,6 +133,36 @@ def _activation(
     if len(plugins) == len(activation.plugins):
         return activation
     return replace(activation, plugins=plugins)
+
+
+@dataclass(frozen=True, slots=True)
+class _NoPlugins:
+    """The activation of a module that imports no library (duck-types Activation,
+    without loading discovery and the plugin interface)."""
+
+    plugins: tuple[()] = ()
+    claims: dict[str, str] = field(default_factory=dict)
+    diagnostics: tuple[()] = ()
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+NO_PLUGINS = _NoPlugins()
+
+
+def _load_backends(config: Config) -> Any:
+    from ppy_core.discovery import load_backends
+
+    return load_backends(config)
+
+
+def _fingerprints(
+    activation: Activation, backends: tuple[Backend, ...]
+) -> tuple[dict[str, str], dict[str, str]]:
+    if not activation.plugins and not backends:
+        return {}, {}
+    from ppy_core.keys import backend_fingerprints, plugin_fingerprints
+
+    return plugin_fingerprints(activation.plugins), backend_fingerprints(backends)
 
 
 @functools.cache

@@ -12,16 +12,17 @@ from __future__ import annotations
 import ast
 import enum
 import hashlib
-import importlib.metadata
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import PurePath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ppy_core import __version__
-from ppy_core.backends import Backend
 from ppy_core.diagnostics import InternalError, PluginError
-from ppy_core.plugins import Plugin
+
+if TYPE_CHECKING:
+    from ppy_core.backends import Backend
+    from ppy_core.plugins import Plugin
 
 KEY_FORMAT: Final = 1
 
@@ -29,6 +30,8 @@ KEY_FORMAT: Final = 1
 def installed_version(distribution: str) -> str | None:
     """The installed version of `distribution`, read from its metadata (nothing is
     imported), or None. For fingerprints of libraries a plugin does not import."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
