@@ -5,6 +5,7 @@ each reason is recorded for `ppy explain`."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +96,8 @@ class SiteFinder:
 
     def run(self, tree: ast.Module) -> Findings:
         module_typer = Typer(self.oracle, self.module.imports, self.module.path)
+        self.globals = self.module_names(tree, module_typer)
+        module_typer.env = dict(self.globals)
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef):
                 self.function(stmt)
@@ -104,6 +107,32 @@ class SiteFinder:
             elif self.default_opt >= 2:
                 self.statements("<module>", [stmt], module_typer, FunctionOptions(self.default_opt))
         return self.found
+
+    def module_names(self, tree: ast.Module, typer: Typer) -> dict[str, Type]:
+        """Types of module names bound exactly once, by a top-level `name = value`
+        (`a = np.ones(n)`). They are hints, as every type here: the run-time guard
+        checks what a site assumed, so a name rebound from elsewhere only falls back."""
+        counts: Counter[str] = Counter(
+            n.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)
+        )
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Global | ast.Nonlocal):
+                counts.update(dict.fromkeys(n.names, 2))
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                counts[n.name] += 2
+            elif isinstance(n, ast.alias):
+                counts[(n.asname or n.name).partition(".")[0]] += 2
+        for stmt in tree.body:
+            target = _single_target(stmt)
+            if target is None or counts[target.id] != 1 or stmt.value is None:
+                continue
+            conv: dict[int, Converge] = {}
+            self.converge(stmt.value, typer, conv)
+            typer.env[target.id] = typer.expr(stmt.value, conv)
+        return dict(typer.env)
 
     def remark(self, function: str, node: ast.AST, message: str) -> None:
         self.found.remarks.append(Remark(function, getattr(node, "lineno", 0), message))
@@ -136,7 +165,9 @@ class SiteFinder:
         return opts
 
     def function(self, func: ast.FunctionDef) -> None:
-        typer = Typer(self.oracle, self.module.imports, self.module.path)
+        typer = Typer(
+            self.oracle, self.module.imports, self.module.path, globals=getattr(self, "globals", {})
+        )
         opts = self.options(func, typer)
         if opts.skip_reason:
             self.remark(func.name, func, opts.skip_reason)
@@ -281,6 +312,18 @@ class SiteFinder:
                 for grandchild in _children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
+
+
+def _single_target(stmt: ast.stmt) -> ast.Name | None:
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+    ):
+        return stmt.targets[0]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target
+    return None
 
 
 def _dedupe(leaves: list[ast.expr]) -> tuple[list[ast.expr], dict[int, int]]:

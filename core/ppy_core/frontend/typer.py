@@ -47,6 +47,7 @@ class Typer:
     imports: Mapping[str, str]
     path: str
     env: dict[str, Type] = field(default_factory=dict)
+    globals: dict[str, Type] = field(default_factory=dict)  # module names bound once
 
     def location(self, node: ast.AST) -> Location:
         return Location(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
@@ -133,7 +134,9 @@ class Typer:
                 return I1
             return F64 if isinstance(value, float) else I64 if isinstance(value, int) else UNKNOWN
         if isinstance(node, ast.Name):
-            return self.env.get(node.id, UNKNOWN)
+            if node.id in self.env:
+                return self.env[node.id]
+            return self.globals.get(node.id, UNKNOWN)
         if isinstance(node, ast.Attribute):
             return self._attribute(node, conv)
         if isinstance(node, ast.Call):

@@ -101,3 +101,63 @@ def test_program_prints_the_same_and_runs_fast(project: Path, proven: dict[str, 
         if why.strip() != "-" and not why.strip().startswith("result: nan/zero")
     ]
     assert not slow, slow
+
+
+SCRIPT = """\
+import hashlib
+
+import numpy as np
+
+rng = np.random.default_rng(7)
+a = rng.standard_normal(5000)
+b = np.linspace(-2.0, 3.0, 5000)
+c = np.ones(5000)
+c[::3] = -0.0
+
+
+def shifted(x):
+    return a * x + c
+
+
+def digest(x):
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()[:16]
+
+
+print(digest(a * b + np.sin(c)))
+print(digest(np.where(a > b, a * c, b - c)))
+print(digest(shifted(b)))
+print(repr(np.sum(a * b)))
+"""
+
+
+def test_script_style_module_globals_fuse(project: Path) -> None:
+    """Arrays bound once at module level are typed through the plugin: expressions over
+    them at module level, and in functions reading them, take the fast path."""
+    path = project / "script_globals.py"
+    path.write_text(SCRIPT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PPY_VERIFY"}
+    env["PPY_STATS"] = "1"
+    plain = subprocess.run(
+        [sys.executable, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    fast = subprocess.run(
+        [PPY, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert fast.returncode == 0, fast.stderr
+    assert fast.stdout == plain.stdout
+    rows = re.findall(r"^\s+script_globals:(\S+)\s+(\d+)\s+(.*)$", fast.stderr, re.M)
+    assert len(rows) == 4, fast.stderr
+    assert all(int(n) == 1 and why.strip() == "-" for _site, n, why in rows), rows
