@@ -3,53 +3,37 @@
 from __future__ import annotations
 
 import ctypes
-import json
-import re
 import subprocess
-import sys
 import warnings
 
 import pytest
 
+from ppy_core import testing
+
+DIST = testing.Distribution.of(__file__)
+
 
 def test_import_is_lazy() -> None:
-    code = (
-        "import sys, ppy_llvm; ppy_llvm.create_backend(); "
-        "print(json.dumps(sorted(m for m in ('llvmlite', 'numpy') if m in sys.modules)))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", "import json;" + code], capture_output=True, text=True, check=True
-    )
-    assert json.loads(out.stdout) == []
+    testing.check_lazy_imports(DIST, ("llvmlite", "numpy"))
 
 
 def test_entry_point_name() -> None:
-    from importlib.metadata import entry_points
-
-    eps = [e for e in entry_points(group="ppy.backends") if e.name == "llvm"]
-    assert eps
-    assert eps[0].value == "ppy_llvm:create_backend"
-    assert eps[0].load()().name == "llvm"
+    testing.check_entry_points(DIST, [("backends", "llvm")])
+    testing.check_entry_point(DIST, "backends", "llvm", factory="ppy_llvm:create_backend")
+    testing.check_first_party(DIST, "backends", "llvm")
+    testing.check_discovered(DIST, "backends", "llvm")
 
 
 @pytest.mark.needs_llvm
 def test_fingerprint_format_and_stability() -> None:
-    from ppy_llvm import create_backend
-
-    fp = create_backend().fingerprint()
-    assert re.fullmatch(r"v1:llvmlite=\d+\.\d+\.\d+:cpu=[0-9a-f]{12}:features=[0-9a-f]{16}", fp)
-    assert fp == create_backend().fingerprint()
+    pattern = r"v1:llvmlite=\d+\.\d+\.\d+:cpu=[0-9a-f]{12}:features=[0-9a-f]{16}"
+    testing.check_fingerprint(DIST, "backends", "llvm", pattern)
 
 
 def test_fingerprint_imports_no_llvmlite() -> None:
     """The fingerprint enters every NumPy module's cache key: a cached run (and
     `ppy run`) must not import llvmlite to compute it."""
-    code = (
-        "import sys; from ppy_llvm import create_backend; create_backend().fingerprint(); "
-        "print('llvmlite' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    testing.check_lazy_imports(DIST, ("llvmlite",), fingerprint=True)
 
 
 @pytest.mark.needs_llvm

@@ -1,141 +1,26 @@
-"""Contract of ppy-pandas: entry points, names, claims, fingerprints, lazy imports."""
+"""Contract of ppy-pandas: entry points, names, claims, fingerprints, lazy imports.
+
+The checks are ppy_core.testing.ContractSuite's; this file states ppy-pandas's specifics.
+"""
 
 from __future__ import annotations
 
-import importlib
-import json
-import os
-import re
-import subprocess
-import sys
-import tomllib
-from pathlib import Path
-from typing import Any
+from ppy_core import testing
 
-import pytest
+DIST = testing.Distribution.of(__file__)
 
-from ppy_core.backends import Backend
-from ppy_core.discovery import FIRST_PARTY, FIRST_PARTY_BACKENDS, discover, normalize
-from ppy_core.plugins import Plugin
 
-DIST = Path(__file__).resolve().parents[1]
-CORE = DIST.parents[1] / "core"
-PACKAGE = "ppy_pandas"
-# (group, entry point name, fingerprint pattern)
-ENTRIES: list[tuple[str, str, str]] = [
-    (
-        "plugins",
-        "pandas",
-        "v1:pandas=\\d+\\.\\d+\\.\\d+\\S*:numpy=\\S+:pyarrow=\\S+:bottleneck=\\S+:numexpr=\\S+",
+class TestContract(testing.ContractSuite):
+    dist = DIST
+    # (group, entry point name, fingerprint pattern)
+    entries = (
+        (
+            "plugins",
+            "pandas",
+            r"v1:pandas=\d+\.\d+\.\d+\S*:numpy=\S+:pyarrow=\S+:bottleneck=\S+:numexpr=\S+",
+        ),
     )
-]
-# importing the package and creating its plugins/backends must import none of these
-LIBRARIES: tuple[str, ...] = ("pandas", "numpy", "pyarrow")
-
-
-def _pyproject() -> dict[str, Any]:
-    return tomllib.loads((DIST / "pyproject.toml").read_text(encoding="utf-8"))
-
-
-def _create(group: str, name: str) -> Any:
-    value = _pyproject()["project"]["entry-points"][f"ppy.{group}"][name]
-    module, _, attr = value.partition(":")
-    return getattr(importlib.import_module(module), attr)()
-
-
-def _python(code: str) -> str:
-    """Run `code` in a fresh interpreter that finds this distribution and core."""
-    path = os.pathsep.join([str(DIST), str(CORE), os.environ.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def test_entry_points_are_exactly_these() -> None:
-    declared = {
-        (group.removeprefix("ppy."), name)
-        for group, table in _pyproject()["project"]["entry-points"].items()
-        for name in table
-    }
-    assert declared == {(group, name) for group, name, _ in ENTRIES}
-
-
-@pytest.mark.parametrize(("group", "name", "pattern"), ENTRIES)
-def test_entry_point_creates_what_it_names(group: str, name: str, pattern: str) -> None:
-    thing = _create(group, name)
-    assert thing.name == name
-    assert thing.interface == 2
-    if group == "plugins":
-        assert isinstance(thing, Plugin)
-        assert thing.modules == FIRST_PARTY[name].modules
-        assert normalize(_pyproject()["project"]["name"]) == FIRST_PARTY[name].distribution
-    else:
-        assert isinstance(thing, Backend)
-        assert normalize(_pyproject()["project"]["name"]) == FIRST_PARTY_BACKENDS[name].distribution
-
-
-def test_importing_the_package_imports_no_library() -> None:
-    creators = [v for t in _pyproject()["project"]["entry-points"].values() for v in t.values()]
-    code = (
-        "import importlib, json, sys\n"
-        f"for value in {creators!r}:\n"
-        "    module, _, attr = value.partition(':')\n"
-        "    thing = getattr(importlib.import_module(module), attr)()\n"
-        "    thing.name, getattr(thing, 'modules', ())\n"
-        f"print(json.dumps(sorted(m for m in {LIBRARIES!r} if m in sys.modules)))\n"
-    )
-    assert json.loads(_python(code)) == []
-
-
-@pytest.mark.parametrize(("group", "name", "pattern"), ENTRIES)
-def test_fingerprint_names_the_build_found(group: str, name: str, pattern: str) -> None:
-    pytest.importorskip("pandas")
-    fingerprint = _create(group, name).fingerprint()
-    assert re.fullmatch(pattern, fingerprint), fingerprint
-    assert _create(group, name).fingerprint() == fingerprint
-    code = (
-        "import importlib\n"
-        f"module, _, attr = {_pyproject()['project']['entry-points'][f'ppy.{group}'][name]!r}"
-        ".partition(':')\n"
-        "print(getattr(importlib.import_module(module), attr)().fingerprint())\n"
-    )
-    assert _python(code).strip() == fingerprint, "the fingerprint differs between processes"
-
-
-@pytest.mark.parametrize(("group", "name", "pattern"), ENTRIES)
-def test_detected_is_text(group: str, name: str, pattern: str) -> None:
-    detected = _create(group, name).detected()
-    assert detected
-    assert all(isinstance(k, str) and isinstance(v, str) for k, v in detected.items())
-
-
-@pytest.mark.parametrize(("group", "name", "pattern"), ENTRIES)
-def test_installed_metadata_is_discovered_as_first_party(
-    group: str, name: str, pattern: str
-) -> None:
-    found = discover(refresh=True)
-    entry = (found.plugins if group == "plugins" else found.backends).get(name)
-    if entry is None:
-        pytest.skip(f"{DIST.name} is not installed in this environment")
-    assert entry.first_party
-    assert normalize(entry.distribution) == normalize(_pyproject()["project"]["name"])
-    assert entry.value == _pyproject()["project"]["entry-points"][f"ppy.{group}"][name]
-
-
-@pytest.mark.parametrize(("group", "name", "pattern"), ENTRIES)
-def test_fingerprint_without_the_library_says_none(group: str, name: str, pattern: str) -> None:
-    blocked = "".join(f"sys.modules[{m!r}] = None\n" for m in ("pandas",))
-    code = (
-        f"import importlib, sys\n{blocked}"
-        f"module, _, attr = {_pyproject()['project']['entry-points'][f'ppy.{group}'][name]!r}"
-        ".partition(':')\n"
-        "print(getattr(importlib.import_module(module), attr)().fingerprint())\n"
-    )
-    fingerprint = _python(code).strip()
-    assert re.fullmatch(r"v1:\w+=none", fingerprint), fingerprint
+    # importing the package and creating its plugins/backends must import none of these
+    libraries = ("pandas", "numpy", "pyarrow")
+    blocked = ("pandas",)
+    requires = "pandas"

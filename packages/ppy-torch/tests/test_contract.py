@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import textwrap
-from importlib import metadata
 
 import pytest
 
 import ppy_torch
+from ppy_core import testing
 from ppy_core.specs import FallbackSpec, GraphRegionSpec, RejectSpec
 from ppy_torch import ops
 from ppy_torch.direct import resolver
 from ppy_torch.plugin import stage_spec
 from ppy_torch.stage import StageInput
 
+DIST = testing.Distribution.of(__file__)
+# (group, entry point name, factory)
+ENTRIES: list[tuple[testing.Group, str, str]] = [
+    ("plugins", "torch", "ppy_torch:create_plugin"),
+    ("backends", "aten", "ppy_torch:create_backend"),
+]
 IMPORTS = {"torch": "torch", "F": "torch.nn.functional", "ppy": "ppy"}
 
 
@@ -31,18 +35,18 @@ def stage(source: str, pure: bool = False) -> object:
 
 
 def test_importing_does_not_import_torch() -> None:
-    code = "import sys, ppy_torch, ppy_torch.runtime; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    testing.check_lazy_imports(DIST, ("torch",), modules=("ppy_torch", "ppy_torch.runtime"))
 
 
-def test_entry_points_name_the_factories() -> None:
-    plugins = {ep.name: ep.value for ep in metadata.entry_points(group="ppy.plugins")}
-    backends = {ep.name: ep.value for ep in metadata.entry_points(group="ppy.backends")}
-    assert plugins["torch"] == "ppy_torch:create_plugin"
-    assert backends["aten"] == "ppy_torch:create_backend"
-    assert ppy_torch.create_plugin().name == "torch"
-    assert ppy_torch.create_backend().name == "aten"
+def test_entry_points_are_exactly_these() -> None:
+    testing.check_entry_points(DIST, [(group, name) for group, name, _ in ENTRIES])
+
+
+@pytest.mark.parametrize(("group", "name", "factory"), ENTRIES)
+def test_entry_points_name_the_factories(group: testing.Group, name: str, factory: str) -> None:
+    testing.check_entry_point(DIST, group, name, factory=factory)
+    testing.check_first_party(DIST, group, name)
+    testing.check_discovered(DIST, group, name)
 
 
 def test_fingerprint_names_the_torch_build() -> None:
