@@ -68,3 +68,31 @@ def test_wheels_of_core_and_one_plugin_install_alone(tmp_path: Path) -> None:
     installed = _run(bin_dir / "python", "-m", "pip", "list", "--format=json")
     names = {p["name"].lower() for p in json.loads(installed)}
     assert not names & {"numpy", "torch", "jax", "pyarrow", "pandas", "scipy", "ppy-numpy"}
+
+
+DISTRIBUTIONS = sorted(
+    p.parent.name
+    for p in [*ROOT.glob("packages/*/pyproject.toml"), *ROOT.glob("backends/*/pyproject.toml")]
+)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="needs `build`")
+@pytest.mark.parametrize("name", DISTRIBUTIONS)
+def test_every_distribution_builds_an_sdist_and_a_wheel(name: str, tmp_path: Path) -> None:
+    """Each plugin and backend distribution builds both (without isolation: its build
+    requirements are already in this environment; `make dist` builds them isolated)."""
+    source = next(p.parent for p in ROOT.glob(f"*/{name}/pyproject.toml"))
+    _run(
+        sys.executable,
+        "-m",
+        "build",
+        "--no-isolation",
+        "--sdist",
+        "--wheel",
+        "--outdir",
+        tmp_path,
+        source,
+    )
+    stem = name.replace("-", "_")
+    assert len(list(tmp_path.glob(f"{stem}-*.whl"))) == 1
+    assert len(list(tmp_path.glob(f"{stem}-*.tar.gz"))) == 1
