@@ -70,8 +70,8 @@ class Builder:
             )
         passes = [*[p for _n, ps in hooks.collect("register_passes") for p in ps], *CORE_PASSES]
         expr_records, compiled_exprs = [], []
-        for site in findings.expr_sites:
-            record, unit = self.expr_site(site, passes, out)
+        results = self.expr_units(findings.expr_sites, passes, out)
+        for site, (record, unit) in zip(findings.expr_sites, results, strict=True):
             record["index"] = len(expr_records)
             expr_records.append(record)
             if unit is not None:
@@ -108,9 +108,75 @@ class Builder:
         write_manifest(out / MANIFEST, manifest)
         return {"module": str(self.key.path)}
 
-    def expr_site(
-        self, site: ExprSite, passes: list[Any], out: Path
-    ) -> tuple[dict[str, Any], CompiledUnit | None]:
+    def expr_units(
+        self, sites: list[ExprSite], passes: list[Any], out: Path
+    ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
+        """Every expression site's record and unit. Sites whose first willing backend
+        has `lower_module` are compiled together (one library per module and backend);
+        if that fails, each is compiled alone, so one bad site costs only itself."""
+        prepared = [self.prepare_expr(site, passes) for site in sites]
+        results: list[tuple[dict[str, Any], CompiledUnit | None]] = [
+            (record, None) for record, _func in prepared
+        ]
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for i, (record, func) in enumerate(prepared):
+            backend = self._first_willing(func) if func is not None else None
+            if backend is not None and hasattr(backend, "lower_module"):
+                groups.setdefault((backend.name, sites[i].fastmath), []).append(i)
+            elif func is not None:
+                results[i] = (
+                    record,
+                    self.lower(func, sites[i].id, sites[i].fastmath, out, record, sites[i].node),
+                )
+        for (name, fastmath), indexes in groups.items():
+            backend = next(b for b in self.key.backends if b.name == name)
+            units = self._lower_batch(backend, [prepared[i][1] for i in indexes], fastmath, out)
+            for n, i in enumerate(indexes):
+                record, func = prepared[i]
+                if units is None:
+                    unit = self.lower(func, sites[i].id, fastmath, out, record, sites[i].node)
+                else:
+                    unit = units[n]
+                    self._skipped_reasons(func, backend, record)
+                    self._record_unit(record, backend, unit)
+                results[i] = (record, unit)
+        return results
+
+    def _first_willing(self, func: FuncOp) -> Backend | None:
+        for backend in self.key.backends:
+            try:
+                if backend.can_lower(func) is None:
+                    return backend
+            except Exception:  # a backend bug: the per-site path reports it
+                return None
+        return None
+
+    def _skipped_reasons(self, func: FuncOp, chosen: Backend, record: dict[str, Any]) -> None:
+        for backend in self.key.backends:
+            if backend is chosen:
+                return
+            record["reasons"].append(f"{backend.name}: {backend.can_lower(func)}")
+
+    def _lower_batch(
+        self, backend: Backend, funcs: list[Any], fastmath: bool, out: Path
+    ) -> list[CompiledUnit] | None:
+        if len(funcs) < 2:
+            return None
+        ctx = LowerContext(
+            site_id=f"{self.key.path.stem}.{backend.name}", build_dir=out, fastmath=fastmath
+        )
+        try:
+            units = backend.lower_module(funcs, ctx)  # type: ignore[attr-defined]
+        except Exception:
+            log.debug(
+                "batch lowering by %s failed; lowering site by site", backend.name, exc_info=True
+            )
+            return None
+        return list(units) if len(units) == len(funcs) else None
+
+    def prepare_expr(
+        self, site: ExprSite, passes: list[Any]
+    ) -> tuple[dict[str, Any], FuncOp | None]:
         record: dict[str, Any] = {
             "id": site.id,
             "function": site.function,
@@ -132,8 +198,7 @@ class Builder:
             self.report(_located(exc.diagnostic, self.key.path, site.node))
             record["reasons"].append(f"IR: {exc.diagnostic.message}")
             return record, None
-        unit = self.lower(func, site.id, site.fastmath, out, record, site.node)
-        return record, unit
+        return record, func
 
     def function_units(
         self, fsites: list[FunctionSite], out: Path
@@ -161,12 +226,7 @@ class Builder:
                 continue
             for i, unit in zip(indexes, batch_units, strict=True):
                 record = results[i][0]
-                record["unit"] = {
-                    "backend": unit.backend,
-                    "loader": unit.loader,
-                    "files": list(unit.files),
-                    "data": dict(unit.data),
-                }
+                self._record_unit(record, backend, unit)
                 results[i] = (record, unit)
         return results
 
@@ -251,6 +311,11 @@ class Builder:
             record["reasons"].append(message)
             record["traceback"] = traceback.format_exc()
             return None
+        self._record_unit(record, backend, unit)
+        return unit
+
+    @staticmethod
+    def _record_unit(record: dict[str, Any], backend: Backend, unit: CompiledUnit) -> None:
         record["unit"] = {
             "backend": unit.backend,
             "loader": unit.loader,
@@ -258,7 +323,6 @@ class Builder:
             "data": dict(unit.data),
         }
         record["backend"] = backend.name
-        return unit
 
 
 def _where(path: Path, node: ast.AST) -> Location:

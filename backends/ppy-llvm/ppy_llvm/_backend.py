@@ -67,23 +67,34 @@ class LlvmBackend(Backend):
         """Compile `func_op` into a kernel in a shared library. With the driver's
         `LowerContext`, the library is copied into its build folder and the answer is
         the core's `CompiledUnit` (loaded at run time by `ppy_llvm.loader:load_site`)."""
+        kernels = self._compile([func_op], ctx)
+        if ctx is None:
+            return kernels[0]
+        return _units(kernels, [func_op], ctx)[0]
+
+    def lower_module(self, funcs: list[Any], ctx: Any) -> list[Any]:
+        """All of a module's sites as kernels of ONE shared library (one LLVM module,
+        one `cc` run): a module's cold compile costs one link, not one per site."""
+        return _units(self._compile(funcs, ctx), funcs, ctx)
+
+    def _compile(self, funcs: list[Any], ctx: Any) -> list[CompiledKernel]:
         from ._build import compile_specs
         from ._from_ir import spec_from_func
 
-        why = self.can_lower(func_op)
-        if why is not None:
-            raise LlvmBackendError("E2103", why)
-        fastmath = bool(getattr(ctx, "fastmath", False)) or bool(
-            getattr(func_op, "attributes", {}).get("fastmath")
-        )
-        spec = spec_from_func(func_op, fastmath=fastmath)
-        kernel = compile_specs([spec])[0]
-        if spec.reduce in NAN_REDUCTIONS and not fastmath:
-            from ._proof import nan_verdicts
-
-            if nan_verdicts().get(NAN_REDUCTIONS[spec.reduce]) == "ok":
-                kernel = replace(kernel, signature=replace(kernel.signature, nan_ok=True))
-        return kernel if ctx is None else _unit(kernel, ctx, _library(func_op))
+        specs = []
+        for func_op in funcs:
+            why = self.can_lower(func_op)
+            if why is not None:
+                raise LlvmBackendError("E2103", why)
+            fastmath = bool(getattr(ctx, "fastmath", False)) or bool(
+                getattr(func_op, "attributes", {}).get("fastmath")
+            )
+            specs.append(spec_from_func(func_op, fastmath=fastmath))
+        kernels = compile_specs(specs)
+        return [
+            _nan_ok(spec, kernel, bool(getattr(ctx, "fastmath", False)))
+            for spec, kernel in zip(specs, kernels, strict=True)
+        ]
 
     def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
         """Runtime side (no llvmlite): (address, keepalive) or None -> NumPy."""
@@ -123,26 +134,45 @@ def _foreign_library(func_op: Any) -> str:
     return ""
 
 
-def _unit(kernel: CompiledKernel, ctx: Any, library: str = "") -> Any:
+def _nan_ok(spec: Any, kernel: CompiledKernel, fastmath: bool) -> CompiledKernel:
+    """Mark a sum/mean/prod whose NaN bits are proven NumPy's on this build."""
+    if spec.reduce in NAN_REDUCTIONS and not fastmath and not spec.fastmath:
+        from ._proof import nan_verdicts
+
+        if nan_verdicts().get(NAN_REDUCTIONS[spec.reduce]) == "ok":
+            return replace(kernel, signature=replace(kernel.signature, nan_ok=True))
+    return kernel
+
+
+def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[Any]:
+    """One CompiledUnit per kernel; each library is copied once into the build folder."""
     import importlib
     import shutil
 
     from ppy_core.backends import CompiledUnit
 
-    name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
-    shutil.copyfile(kernel.path, ctx.build_dir / name)
-    data = {
-        "symbol": kernel.symbol,
-        "signature": kernel.signature.to_json(),
-        "fingerprint": kernel.fingerprint,
-    }
-    loader = RUNTIMES.get(library, RUNTIMES[""])
-    files: tuple[str, ...] = (name,)
-    companion = COMPANIONS.get(loader)
-    if companion is not None:
-        module, _, function = companion.partition(":")
-        files += tuple(getattr(importlib.import_module(module), function)(ctx.build_dir))
-    return CompiledUnit("llvm", loader, files, data)
+    copied: dict[str, str] = {}
+    companions: dict[str, tuple[str, ...]] = {}
+    units = []
+    for kernel, func_op in zip(kernels, funcs, strict=True):
+        if kernel.path not in copied:
+            name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
+            shutil.copyfile(kernel.path, ctx.build_dir / name)
+            copied[kernel.path] = name
+        loader = RUNTIMES.get(_library(func_op), RUNTIMES[""])
+        companion = COMPANIONS.get(loader)
+        if companion is not None and loader not in companions:
+            module, _, function = companion.partition(":")
+            built = getattr(importlib.import_module(module), function)(ctx.build_dir)
+            companions[loader] = tuple(built)
+        data = {
+            "symbol": kernel.symbol,
+            "signature": kernel.signature.to_json(),
+            "fingerprint": kernel.fingerprint,
+        }
+        files = (copied[kernel.path], *companions.get(loader, ()))
+        units.append(CompiledUnit("llvm", loader, files, data))
+    return units
 
 
 def create_backend() -> LlvmBackend:

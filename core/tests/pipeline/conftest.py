@@ -40,6 +40,8 @@ def bad_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "ppy.backends": {
                 "crashy": "badbackends:create_crashy",
                 "wrong": "badbackends:create_wrong",
+                "batchy": "badbackends:create_batchy",
+                "batched": "badbackends:create_batched",
             }
         },
         {"badbackends.py": BAD_BACKENDS},

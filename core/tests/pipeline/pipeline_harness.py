@@ -239,6 +239,46 @@ def load_wrong(data, directory, fallback, record):
     return site
 
 
+class BatchyBackend(PyLoopBackend):
+    # its whole-module lowering fails; site by site it works
+
+    name = "batchy"
+
+    def fingerprint(self):
+        return "v1:batchy"
+
+    def lower_module(self, funcs, ctx):
+        raise RuntimeError("batchy cannot batch today")
+
+
+class BatchedBackend(PyLoopBackend):
+    # lowers a module's sites in one call (and says so in each unit)
+
+    name = "batched"
+    batches = 0
+
+    def fingerprint(self):
+        return "v1:batched"
+
+    def lower_module(self, funcs, ctx):
+        from dataclasses import replace
+
+        units = []
+        for i, func in enumerate(funcs):
+            unit = self.lower(func, replace(ctx, site_id=f"{ctx.site_id}.{i}"))
+            units.append(CompiledUnit("batched", unit.loader, unit.files,
+                                      {**unit.data, "batch": len(funcs)}))
+        return units
+
+
+def create_batchy():
+    return BatchyBackend()
+
+
+def create_batched():
+    return BatchedBackend()
+
+
 def create_crashy():
     return CrashBackend()
 

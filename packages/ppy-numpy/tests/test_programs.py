@@ -161,3 +161,38 @@ def test_script_style_module_globals_fuse(project: Path) -> None:
     rows = re.findall(r"^\s+script_globals:(\S+)\s+(\d+)\s+(.*)$", fast.stderr, re.M)
     assert len(rows) == 4, fast.stderr
     assert all(int(n) == 1 and why.strip() == "-" for _site, n, why in rows), rows
+
+
+def test_a_modules_kernels_share_one_library(project: Path, tmp_path: Path) -> None:
+    """The llvm backend compiles all of a module's sites into one shared library (one
+    link per module, not per site); each site still has its own kernel and fast path."""
+    path = project / "script_globals.py"
+    path.write_text(SCRIPT, encoding="utf-8")
+    out = tmp_path / "app"
+    env = {k: v for k, v in os.environ.items() if k != "PPY_VERIFY"}
+    built = subprocess.run(
+        [PPY, "build", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    libraries = sorted((out / "modules" / "__main__").glob("*.so"))
+    assert len(libraries) == 1, libraries
+    env["PPY_STATS"] = "1"
+    ran = subprocess.run(
+        [str(out / "script_globals")],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    rows = re.findall(r"^\s+script_globals:(\S+)\s+(\d+)\s+(.*)$", ran.stderr, re.M)
+    assert len(rows) == 4, ran.stderr
+    assert all(int(n) == 1 for _s, n, _w in rows), ran.stderr
