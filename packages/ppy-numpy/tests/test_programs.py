@@ -61,35 +61,37 @@ def program(trees: list[Any]) -> str:
     return header + MAIN.replace("{calls}", "\n".join(calls))
 
 
+def run_both_ways(path: Path, project: Path) -> subprocess.CompletedProcess[str]:
+    """`python path` and `ppy path` (PPY_STATS=1, no shadow mode): same stdout, both
+    exit 0; the ppy run is returned (its stderr holds the stats table)."""
+    env = {k: v for k, v in os.environ.items() if k != "PPY_VERIFY"}
+    env["PPY_STATS"] = "1"
+    runs = [
+        subprocess.run(
+            [*cmd, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+        for cmd in ([sys.executable], [PPY])
+    ]
+    plain, fast = runs
+    assert plain.returncode == 0, plain.stderr
+    assert fast.returncode == 0, fast.stderr
+    assert fast.stdout == plain.stdout
+    return fast
+
+
 def test_program_prints_the_same_and_runs_fast(project: Path, proven: dict[str, str]) -> None:
     unary = tuple(f"np.{name}" for name in LOOP_UNARY if proven.get(name) == "ok")
     path = project / "program_exprs.py"
     seed = int(os.environ.get("PPY_NUMPY_TREE_SEED", "4242"))
     trees = draw_trees(unary, COUNT, seed=seed)
     path.write_text(program(trees), encoding="utf-8")
-    env = {**os.environ, "PPY_STATS": "1"}
-    env.pop("PPY_VERIFY", None)
-    plain = subprocess.run(
-        [sys.executable, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    fast = subprocess.run(
-        [PPY, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    assert plain.returncode == 0, plain.stderr
-    assert fast.returncode == 0, fast.stderr
-    assert fast.stdout == plain.stdout
+    fast = run_both_ways(path, project)
     rows = re.findall(r"^\s+program_exprs:(\S+)\s+(\d+)\s+(.*)$", fast.stderr, re.M)
     assert rows, fast.stderr
     called = [(site, n, why) for site, n, why in rows if int(n) or why.strip() != "-"]
@@ -135,29 +137,7 @@ def test_script_style_module_globals_fuse(project: Path) -> None:
     them at module level, and in functions reading them, take the fast path."""
     path = project / "script_globals.py"
     path.write_text(SCRIPT, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "PPY_VERIFY"}
-    env["PPY_STATS"] = "1"
-    plain = subprocess.run(
-        [sys.executable, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    fast = subprocess.run(
-        [PPY, str(path)],
-        capture_output=True,
-        text=True,
-        cwd=project,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert plain.returncode == 0, plain.stderr
-    assert fast.returncode == 0, fast.stderr
-    assert fast.stdout == plain.stdout
+    fast = run_both_ways(path, project)
     rows = re.findall(r"^\s+script_globals:(\S+)\s+(\d+)\s+(.*)$", fast.stderr, re.M)
     assert len(rows) == 4, fast.stderr
     assert all(int(n) == 1 and why.strip() == "-" for _site, n, why in rows), rows
