@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ppy_llvm import KernelBuilder, KernelSpec
+from ppy_llvm._spec import EXACT_UNARY, LOOP_UNARY
 
 HAVE_LLVM = importlib.util.find_spec("llvmlite") is not None
 HAVE_CC = any(shutil.which(c) for c in ("cc", "gcc", "clang"))
@@ -133,27 +134,7 @@ for _p, _f in (
     ("ne", np.not_equal),
 ):
     EXPRS[f"cmp_{_p}"] = ("aa", _cmp(_p), None, _f)
-for _u in (
-    "sqrt",
-    "floor",
-    "ceil",
-    "trunc",
-    "square",
-    "reciprocal",
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "tanh",
-):
+for _u in (*sorted(EXACT_UNARY - {"neg", "abs"}), *LOOP_UNARY):
     EXPRS[_u] = ("a", _unary(_u), None, getattr(np, _u))
 
 

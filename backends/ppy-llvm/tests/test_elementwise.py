@@ -9,45 +9,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import EXPRS, make_inputs, same_bits
+from ppy_llvm._spec import LOOP_UNARY
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
 LENGTHS = [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 127, 128, 129, 255, 256, 257, 1000, 4099]
-EXACT = [
-    n
-    for n, e in EXPRS.items()
-    if e[2] is None
-    and n
-    not in (
-        "exp",
-        "log",
-        "log1p",
-        "expm1",
-        "sin",
-        "cos",
-        "tan",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "sinh",
-        "cosh",
-        "tanh",
-    )
-]
+EXACT = [n for n, e in EXPRS.items() if e[2] is None and n not in LOOP_UNARY]
 TRANSCENDENTAL = [
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "tanh",
+    *LOOP_UNARY,
     "sin*2+exp",
     "power(a,b)",
     "a**3.0",

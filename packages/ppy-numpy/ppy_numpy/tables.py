@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ppy_core.ir.dialects.tensor import UNARY_FUNCTIONS as TENSOR_UNARY
 from ppy_core.ir.types import F32, F64, I1, I64, ScalarType, TensorType
 
 LIBRARY: Final = "numpy"
@@ -54,32 +55,9 @@ COMPARE_FUNCTIONS: Final = {
     "numpy.equal": "eq",
     "numpy.not_equal": "ne",
 }
-UNARY_FUNCTIONS: Final = {
-    **{
-        f"numpy.{n}": n
-        for n in (
-            "sqrt",
-            "exp",
-            "log",
-            "log1p",
-            "expm1",
-            "sin",
-            "cos",
-            "tan",
-            "arcsin",
-            "arccos",
-            "arctan",
-            "sinh",
-            "cosh",
-            "tanh",
-            "floor",
-            "ceil",
-            "trunc",
-            "square",
-            "reciprocal",
-        )
-    },
-}
+#: `tensor.unary` functions NumPy has no ufunc of the same name for
+NOT_IN_NUMPY: Final = frozenset({"erf"})
+UNARY_FUNCTIONS: Final = {f"numpy.{n}": n for n in TENSOR_UNARY if n not in NOT_IN_NUMPY}
 SIGN_FUNCTIONS: Final = {
     "numpy.negative": "tensor.neg",
     "numpy.absolute": "tensor.abs",

@@ -37,21 +37,6 @@ FN2 = (
 )
 SIGN = ("np.abs", "np.absolute", "np.negative", "np.fabs")
 EXACT_UNARY = ("np.sqrt", "np.floor", "np.ceil", "np.trunc", "np.square", "np.reciprocal")
-LOOP_UNARY = (
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "tanh",
-)
 POWERS = ("2", "0.5", "-1", "3", "1.5", "-2", "2.0")
 CMPS = (
     "<",

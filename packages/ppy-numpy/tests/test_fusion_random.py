@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _exprtrees import LOOP_UNARY, draw_trees, module_source, reduction_kind, render
+from _exprtrees import draw_trees, module_source, reduction_kind, render
 from _npharness import (
     Pair,
     call,
@@ -31,6 +31,8 @@ from _npharness import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+from ppy_llvm._spec import LOOP_UNARY
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _exprtrees import LOOP_UNARY
 from _npharness import (
     Pair,
     call,
@@ -21,6 +20,8 @@ from _npharness import (
     special_array,
     with_reasons,
 )
+
+from ppy_llvm._spec import LOOP_UNARY
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _exprtrees import LOOP_UNARY, draw_trees, module_source, reduction_kind, render
+from _exprtrees import draw_trees, module_source, reduction_kind, render
+
+from ppy_llvm._spec import LOOP_UNARY
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 

@@ -1,33 +1,49 @@
-"""The core dialects, and a registry holding all of them."""
+"""The core dialects, and a registry holding all of them.
+
+Loaded lazily: a plugin reading one dialect's tables (`tensor.UNARY_FUNCTIONS`) on
+a cached start does not pay for every dialect.
+"""
 
 from __future__ import annotations
 
-from typing import Final
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ppy_core.ir.core import DialectRegistry
-from ppy_core.ir.dialects.aten import ATEN, STABLEHLO
-from ppy_core.ir.dialects.builtin import BUILTIN, FUNC
-from ppy_core.ir.dialects.columnar import COLUMNAR
-from ppy_core.ir.dialects.library import FFT, LINALG, SPARSE, SPECIAL
-from ppy_core.ir.dialects.tensor import TENSOR
+if TYPE_CHECKING:
+    from ppy_core.ir.core import Dialect, DialectRegistry
 
-CORE_DIALECTS: Final = (
-    BUILTIN,
-    FUNC,
-    TENSOR,
-    COLUMNAR,
-    LINALG,
-    FFT,
-    SPECIAL,
-    SPARSE,
-    ATEN,
-    STABLEHLO,
+_DIALECTS = (
+    ("builtin", "BUILTIN"),
+    ("builtin", "FUNC"),
+    ("tensor", "TENSOR"),
+    ("columnar", "COLUMNAR"),
+    ("library", "LINALG"),
+    ("library", "FFT"),
+    ("library", "SPECIAL"),
+    ("library", "SPARSE"),
+    ("aten", "ATEN"),
+    ("aten", "STABLEHLO"),
 )
+
+
+def _core_dialects() -> tuple[Dialect, ...]:
+    return tuple(
+        getattr(importlib.import_module(f"ppy_core.ir.dialects.{module}"), name)
+        for module, name in _DIALECTS
+    )
 
 
 def core_registry() -> DialectRegistry:
     """A fresh registry with the core dialects; plugins' dialects are added to it."""
-    return DialectRegistry(CORE_DIALECTS)
+    from ppy_core.ir.core import DialectRegistry
+
+    return DialectRegistry(_core_dialects())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CORE_DIALECTS":
+        return _core_dialects()
+    raise AttributeError(f"module 'ppy_core.ir.dialects' has no attribute {name!r}")
 
 
 __all__ = ["CORE_DIALECTS", "core_registry"]
