@@ -10,7 +10,7 @@ from typing import Any
 
 def load(path: str | Path, name: str | None = None) -> types.ModuleType:
     """Compile `path` through the cache and import it as module `name` (its stem)."""
-    from ppy_core.compiling import compile_file, report_diagnostics
+    from ppy_core.compiler.cached import compile_file, report_diagnostics
     from ppy_core.runtime.module import exec_artifact
 
     file = Path(path).resolve()

@@ -43,11 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal
 
-from ppy_core.backends import INTERFACE as BACKEND_INTERFACE
-from ppy_core.backends import Backend
-from ppy_core.discovery import FIRST_PARTY, FIRST_PARTY_BACKENDS, FirstParty, discover, normalize
-from ppy_core.plugins import INTERFACE as PLUGIN_INTERFACE
-from ppy_core.plugins import Plugin
+from ppy_core.interface.backend import INTERFACE as BACKEND_INTERFACE
+from ppy_core.interface.backend import Backend
+from ppy_core.interface.discovery import (
+    FIRST_PARTY,
+    FIRST_PARTY_BACKENDS,
+    FirstParty,
+    discover,
+    normalize,
+)
+from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
+from ppy_core.interface.plugin import Plugin
 
 Group = Literal["plugins", "backends"]
 NONE_FINGERPRINT: Final = r"v\d+:\w+=none"  # what a fingerprint says without its library
@@ -209,7 +215,7 @@ def check_first_party(dist: Distribution, group: Group, name: str) -> None:
     """The core's first-party table lists `name` as `dist`'s, claiming what it claims."""
     known, who = _first_party(group, name), _who(dist, group, name)
     if known is None:
-        raise ContractError(f"{who}: not in ppy_core.discovery's first-party table")
+        raise ContractError(f"{who}: not in ppy_core.interface.discovery's first-party table")
     _expect(
         known.distribution == normalize(dist.name),
         f"{who}: the first-party table says it comes from {known.distribution}",

@@ -23,7 +23,7 @@ import pytest
 CORE = Path(__file__).resolve().parents[1]
 
 PLUGIN_SOURCE = """\
-from ppy_core.plugins import Plugin
+from ppy_core.interface.plugin import Plugin
 
 class {cls}(Plugin):
     name = {name!r}
@@ -41,7 +41,7 @@ def create_plugin():
 """
 
 BACKEND_SOURCE = """\
-from ppy_core.backends import Backend
+from ppy_core.interface.backend import Backend
 
 class FakeBackend(Backend):
     name = {name!r}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ppy_core.cli import VERBS, build_parser, main
+from ppy_core.cli.app import VERBS, build_parser, main
 
 CORE = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,7 @@ def test_verbs_answer_a_coded_error_with_status_2_never_a_traceback(
 
 
 def test_a_verb_not_yet_landed_is_E9002(capsys: pytest.CaptureFixture[str]) -> None:
-    from ppy_core.cli import _not_yet
+    from ppy_core.cli.app import _not_yet
 
     error = _not_yet("check", "the checker issue")
     assert error.code == "E9002"
@@ -140,7 +140,7 @@ def test_internal_errors_are_coded(
         raise LookupError("boom")
 
     monkeypatch.delenv("PPY_DEBUG", raising=False)
-    monkeypatch.setattr("ppy_core.cli.doctor_report", explode)
+    monkeypatch.setattr("ppy_core.cli.app.doctor_report", explode)
     assert main(["doctor"]) == 70
     err = capsys.readouterr().err
     assert "[E9001]" in err

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core.config import DEFAULT, Config, find_pyproject, load_config
 from ppy_core.diagnostics import ConfigError
+from ppy_core.project.config import DEFAULT, Config, find_pyproject, load_config
 
 
 def _write(folder: Path, text: str) -> Path:
@@ -19,7 +19,7 @@ def _write(folder: Path, text: str) -> Path:
 
 
 def test_no_pyproject_gives_the_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ppy_core.config.find_pyproject", lambda start: None)
+    monkeypatch.setattr("ppy_core.project.config.find_pyproject", lambda start: None)
     assert load_config(tmp_path) == DEFAULT
     assert DEFAULT.opt == 2
     assert DEFAULT.build_execution == "deny"

@@ -27,8 +27,8 @@ ACTIVATE = (
     f"FAKE = {FAKE_PACKAGES!r}\n"
     + """
 import json, sys
-from ppy_core.config import load_config
-from ppy_core.discovery import activate, discover
+from ppy_core.project.config import load_config
+from ppy_core.interface.discovery import activate, discover
 site, project, imported = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 found = discover(path=[site])
 act = activate(set(imported) - {""}, load_config(project), found)
@@ -55,7 +55,7 @@ def test_discover_reads_metadata_without_importing(
 ) -> None:
     code = """
     import json, sys
-    from ppy_core.discovery import discover
+    from ppy_core.interface.discovery import discover
     found = discover(path=[sys.argv[1]])
     print(json.dumps({
         "plugins": {n: [e.distribution, e.version, e.value, e.first_party, list(e.modules)]
@@ -84,7 +84,7 @@ def test_discover_reads_metadata_without_importing(
 def test_discover_reads_sys_path(fake_dists: Path, python_in: Callable[..., Any]) -> None:
     code = """
     import json
-    from ppy_core.discovery import discover
+    from ppy_core.interface.discovery import discover
     print(json.dumps(sorted(discover().plugins)))
     """
     assert {"foo", "broken", "old"} <= set(python_in(fake_dists, code))
@@ -244,8 +244,8 @@ def test_backends_all_enabled_by_default_and_ordered_by_config(
 ) -> None:
     code = """
     import json, sys
-    from ppy_core.config import load_config
-    from ppy_core.discovery import discover, load_backends
+    from ppy_core.project.config import load_config
+    from ppy_core.interface.discovery import discover, load_backends
     found = discover(path=[sys.argv[1]])
     result = load_backends(load_config(sys.argv[2]), found)
     print(json.dumps({"backends": [b.name for b in result.backends],
@@ -266,7 +266,7 @@ def test_backends_all_enabled_by_default_and_ordered_by_config(
 def test_loading_is_cached_per_process(fake_dists: Path, python_in: Callable[..., Any]) -> None:
     code = """
     import json, sys
-    from ppy_core.discovery import discover, load
+    from ppy_core.interface.discovery import discover, load
     entry = discover(path=[sys.argv[1]]).plugins["foo"]
     print(json.dumps(load(entry) is load(entry)))
     """

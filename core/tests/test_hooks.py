@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from ppy_core.diagnostics import Diagnostic, InternalError, Location
-from ppy_core.hooks import ANSWER_HOOKS, COLLECT_HOOKS, HookCaller
+from ppy_core.interface.hooks import ANSWER_HOOKS, COLLECT_HOOKS, HookCaller
+from ppy_core.interface.plugin import HOOK_NAMES, CallContext, Converge, OperatorContext, Plugin
 from ppy_core.ir.types import F64, I64
-from ppy_core.plugins import HOOK_NAMES, CallContext, Converge, OperatorContext, Plugin
 
 
 class Alpha(Plugin):

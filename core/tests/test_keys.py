@@ -13,16 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ppy_core import __version__
-from ppy_core.backends import Backend
-from ppy_core.diagnostics import InternalError, PluginError
-from ppy_core.keys import (
+from ppy_core.cache.keys import (
     backend_fingerprints,
     cache_key,
     fingerprints,
     imported_modules,
     plugin_fingerprints,
 )
-from ppy_core.plugins import Plugin
+from ppy_core.diagnostics import InternalError, PluginError
+from ppy_core.interface.backend import Backend
+from ppy_core.interface.plugin import Plugin
 
 CORE = Path(__file__).resolve().parents[1]
 LIBRARIES = (
@@ -104,7 +104,7 @@ def test_cache_key_is_sha256_hex_and_deterministic() -> None:
 
 def test_cache_key_is_the_same_in_another_process() -> None:
     args = (b"x = 1\n", {"opt": 2, "flags": {"b", "a"}}, {"numpy": "v1"}, {"llvm": "v1"})
-    code = f"from ppy_core.keys import cache_key\nprint(cache_key(*{args!r}))\n"
+    code = f"from ppy_core.cache.keys import cache_key\nprint(cache_key(*{args!r}))\n"
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -145,7 +145,7 @@ def test_every_input_changes_the_key(change: str) -> None:
 
 def test_core_version_is_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     key = cache_key(b"a", {}, {}, {})
-    monkeypatch.setattr("ppy_core.keys.__version__", __version__ + ".post1")
+    monkeypatch.setattr("ppy_core.cache.keys.__version__", __version__ + ".post1")
     assert cache_key(b"a", {}, {}, {}) != key
 
 
@@ -173,9 +173,9 @@ def test_imported_modules() -> None:
 KEYING = """
 import json, sys
 before = set(sys.modules)
-from ppy_core.config import load_config
-from ppy_core.discovery import activate
-from ppy_core.keys import cache_key, imported_modules, plugin_fingerprints
+from ppy_core.project.config import load_config
+from ppy_core.interface.discovery import activate
+from ppy_core.cache.keys import cache_key, imported_modules, plugin_fingerprints
 source = sys.argv[1].encode()
 activation = activate(imported_modules(source), load_config(sys.argv[2]))
 fps = plugin_fingerprints(activation.plugins)

@@ -56,7 +56,12 @@ def test_wheels_of_core_and_one_plugin_install_alone(tmp_path: Path) -> None:
     alone = json.loads(_run(bin_dir / "ppy", "doctor", "--json", "--strict", cwd=tmp_path))
     assert alone["entries"] == []
     assert alone["problems"] == []
-    _run(bin_dir / "python", "-c", "import ppy, ppy_core.discovery, ppy_core.keys", cwd=tmp_path)
+    _run(
+        bin_dir / "python",
+        "-c",
+        "import ppy, ppy_core.interface.discovery, ppy_core.cache.keys",
+        cwd=tmp_path,
+    )
 
     _run(*pip, plugin_wheel)
     report = json.loads(_run(bin_dir / "ppy", "doctor", "--json", "--strict", cwd=tmp_path))

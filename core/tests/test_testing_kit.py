@@ -35,7 +35,7 @@ PROBE_SOURCE = """\
 import os
 import types
 
-from ppy_core.plugins import Plugin
+from ppy_core.interface.plugin import Plugin
 
 
 def probe():

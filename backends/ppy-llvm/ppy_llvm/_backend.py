@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from ppy_core.backends import Backend
+from ppy_core.interface.backend import Backend
 
 from ._errors import LlvmBackendError, reason
 from .loader import CompiledKernel
@@ -149,7 +149,7 @@ def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[An
     import importlib
     import shutil
 
-    from ppy_core.backends import CompiledUnit
+    from ppy_core.interface.backend import CompiledUnit
 
     copied: dict[str, str] = {}
     companions: dict[str, tuple[str, ...]] = {}

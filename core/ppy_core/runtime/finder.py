@@ -89,7 +89,7 @@ class CompilingLoader(importlib.abc.Loader):
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        from ppy_core.compiling import compile_file, report_diagnostics  # compiler: lazily
+        from ppy_core.compiler.cached import compile_file, report_diagnostics  # compiler: lazily
 
         try:
             compiled = compile_file(self.path)

@@ -89,7 +89,7 @@ class Binder:
 
 def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
     """Why this process's library builds differ from the artifact's ('' if they don't)."""
-    from ppy_core.discovery import discover, load  # light: metadata and plugin classes
+    from ppy_core.interface.discovery import discover, load  # light: metadata and plugin classes
 
     found = discover()
     for name in manifest.get("plugins", []):

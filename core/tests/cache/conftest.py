@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core import _cache_files, cache
-from ppy_core.cache import Cache
+from ppy_core.cache import files as _cache_files
+from ppy_core.cache import store as cache
+from ppy_core.cache.store import Cache
 
 CORE = Path(cache.__file__).resolve().parents[1]
 
@@ -21,7 +22,7 @@ CORE = Path(cache.__file__).resolve().parents[1]
 STORE_SCRIPT = """
 import json, os, sys, time
 from pathlib import Path
-from ppy_core.cache import Cache
+from ppy_core.cache.store import Cache
 root, key, build_log, delay, go, ready, timeout = sys.argv[1:8]
 
 def build(tmp):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core._cache_lock import pid_alive
-from ppy_core.cache import Cache
+from ppy_core.cache.lock import pid_alive
+from ppy_core.cache.store import Cache
 
 KEY = "c0ffee" * 4
 

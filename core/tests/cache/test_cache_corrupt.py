@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core import _cache_files
-from ppy_core.cache import Cache, Entry, PpyCacheWarning
+from ppy_core.cache import files as _cache_files
+from ppy_core.cache.store import Cache, Entry, PpyCacheWarning
 
 FILES = {"kernel.o": b"K" * 2000, "sub/mod.py": b"y = 2\n"}
 

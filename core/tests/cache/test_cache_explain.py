@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from ppy_core.cache import Cache
+from ppy_core.cache.store import Cache
 
 BASE = {
     "core": "0.1.0",

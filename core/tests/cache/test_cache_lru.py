@@ -8,7 +8,7 @@ import socket
 import time
 from pathlib import Path
 
-from ppy_core.cache import Cache
+from ppy_core.cache.store import Cache
 
 BLOB = {"k.o": b"z" * 10_000}
 

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core import _cache_files
-from ppy_core.cache import DEFAULT_MAX_BYTES, Cache, CacheInfo, default_max_bytes, default_root
+from ppy_core.cache import files as _cache_files
+from ppy_core.cache.store import (
+    DEFAULT_MAX_BYTES,
+    Cache,
+    CacheInfo,
+    default_max_bytes,
+    default_root,
+)
 from ppy_core.diagnostics import CacheError, ConfigError, InternalError
 
 COMPONENTS = {"core": "0.1.0", "source": "s1"}

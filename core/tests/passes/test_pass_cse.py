@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+from ppy_core.compiler.passes import CommonSubexpressionElimination
 from ppy_core.ir import PassManager, core_registry, parse_ir, print_ir
-from ppy_core.passes import CommonSubexpressionElimination
 
 
 def cse(before: str) -> str:

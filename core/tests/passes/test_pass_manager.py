@@ -8,11 +8,11 @@ from typing import ClassVar
 
 import pytest
 
+from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.diagnostics import InternalError, InvalidIRError, PluginError
 from ppy_core.ir import F64, Operation, PassManager, TensorType, verify
 from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp, ReturnOp
 from ppy_core.ir.dialects.tensor import NegOp, UnaryOp
-from ppy_core.passes import CORE_PASSES
 
 VEC = TensorType(F64, (None,))
 

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.ir import (
     F64,
     I1,
@@ -33,7 +34,6 @@ from ppy_core.ir.dialects.tensor import (
     SelectOp,
     UnaryOp,
 )
-from ppy_core.passes import CORE_PASSES
 
 N = 3
 VEC = TensorType(F64, (N,))

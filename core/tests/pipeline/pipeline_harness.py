@@ -33,8 +33,8 @@ enabled = true
 
 # What a compiled run leaves in sys.modules and `ppy run` must not.
 COMPILER_PROBE = (
-    "sorted(m for m in sys.modules if m.startswith(('ppy_core.frontend', 'ppy_core.passes', "
-    "'ppy_core.driver', 'llvmlite')))"
+    "sorted(m for m in sys.modules if m.startswith(('ppy_core.compiler.frontend', 'ppy_core.compiler.passes', "
+    "'ppy_core.compiler.driver', 'llvmlite')))"
 )
 
 # The ways of running a program, in the order three_ways returns them.
@@ -200,7 +200,7 @@ def create_plugin():
 # Backends built on pyloop: `crashy` raises in lower; `wrong` compiles kernels whose
 # results are off by one (so only PPY_VERIFY can tell).
 BAD_BACKENDS = """\
-from ppy_core.backends import CompiledUnit
+from ppy_core.interface.backend import CompiledUnit
 from ppy_testkit.backend import PyLoopBackend
 
 

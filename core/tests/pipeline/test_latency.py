@@ -48,7 +48,7 @@ COMPILE_TIMER = """\
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from ppy_core.driver import compile_file
+from ppy_core.compiler.cached import compile_file
 t1 = time.perf_counter()
 compiled = compile_file(Path(sys.argv[1]))
 t2 = time.perf_counter()

@@ -99,8 +99,8 @@ import json
 import sys
 from pathlib import Path
 
-from ppy_core.driver import compile_file
-from ppy_core.keying import module_key
+from ppy_core.compiler.cached import compile_file
+from ppy_core.cache.module_key import module_key
 
 file = Path(sys.argv[1])
 key = module_key(file)

@@ -143,7 +143,7 @@ def test_no_compiler_in_ppy_run_or_the_launcher(
 
     assert probe("run") == "compiler: []"
     assert probe("launcher") == "compiler: []"
-    assert "ppy_core.driver" in probe("ppy")  # the probe sees a compiler when there is one
+    assert "ppy_core.compiler.driver" in probe("ppy")  # the probe sees a compiler when there is one
 
 
 def test_artifact_manifest_lists_modules_sites_kernels(

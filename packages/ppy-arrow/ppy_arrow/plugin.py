@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ppy_core.plugins import Plugin
+from ppy_core.interface.plugin import Plugin
 
 
 @dataclass(frozen=True, slots=True)

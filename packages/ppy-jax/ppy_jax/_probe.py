@@ -6,7 +6,7 @@ import functools
 import importlib
 from dataclasses import dataclass
 
-from ppy_core.keys import installed_version
+from ppy_core.cache.keys import installed_version
 
 
 @dataclass(frozen=True, slots=True)

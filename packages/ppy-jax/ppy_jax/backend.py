@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ppy_core.backends import Backend, CompiledUnit, LowerContext
 from ppy_core.diagnostics import BackendError
+from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_jax._probe import probe
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from ppy_core.keys import installed_version
-from ppy_core.plugins import Plugin
+from ppy_core.cache.keys import installed_version
+from ppy_core.interface.plugin import Plugin
 from ppy_jax._probe import probe
 
 

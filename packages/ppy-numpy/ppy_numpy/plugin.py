@@ -14,6 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from ppy_core.interface.plugin import (
+    NOT_CONSTANT,
+    AttributeContext,
+    CallAnswer,
+    CallContext,
+    Converge,
+    OperatorContext,
+    Plugin,
+    SubscriptContext,
+)
+from ppy_core.interface.specs import DialectOperationSpec
 from ppy_core.ir.types import (
     F64,
     I1,
@@ -24,17 +35,6 @@ from ppy_core.ir.types import (
     TensorType,
     Type,
 )
-from ppy_core.plugins import (
-    NOT_CONSTANT,
-    AttributeContext,
-    CallAnswer,
-    CallContext,
-    Converge,
-    OperatorContext,
-    Plugin,
-    SubscriptContext,
-)
-from ppy_core.specs import DialectOperationSpec
 from ppy_numpy import tables as T
 
 

@@ -79,7 +79,7 @@ def verify_mode() -> bool:
 def compile_pair(project: Path, name: str, source: str) -> Pair:
     """Write `source` as `project/name.py`, compile and load it with ppy, and load it
     again as plain Python (module `name_plain`)."""
-    from ppy_core.driver import compile_file, load_manifest
+    from ppy_core.compiler.cached import compile_file, load_manifest
 
     path = project / f"{name}.py"
     path.write_text(source, encoding="utf-8")

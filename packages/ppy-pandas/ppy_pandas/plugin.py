@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from ppy_core.keys import installed_version
-from ppy_core.plugins import Plugin
+from ppy_core.cache.keys import installed_version
+from ppy_core.interface.plugin import Plugin
 
 # pandas' answers depend on these when they are installed: it reads Arrow-backed
 # data through pyarrow, and hands reductions and expressions to bottleneck/numexpr.

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ppy_core.backends import Backend, CompiledUnit, LowerContext
+from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_torch import codegen, toolchain
 from ppy_torch.build import BuildResult, RegionBuilder
 from ppy_torch.errors import BUILD_FAILED, RegionBuildError

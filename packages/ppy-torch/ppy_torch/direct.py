@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ppy_core.backends import LowerContext
-from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+from ppy_core.interface.backend import LowerContext
+from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
 from ppy_torch.backend import AtenBackend
 from ppy_torch.errors import RegionBuildError, RegionError, RegionWarning
 from ppy_torch.plugin import stage_spec

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from ppy_core.interface.plugin import NOT_CONSTANT, CallContext, Converge, OperatorContext
 from ppy_core.ir.types import F64, I64, UNKNOWN, ScalarType, TensorType, Type
-from ppy_core.plugins import NOT_CONSTANT, CallContext, Converge, OperatorContext
 
 LIBRARY: Final = "torch"
 TENSOR: Final = TensorType(F64, None, LIBRARY)

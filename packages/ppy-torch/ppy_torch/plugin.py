@@ -14,8 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import ClassVar
 
-from ppy_core.ir.types import OpaqueType, Type
-from ppy_core.plugins import (
+from ppy_core.interface.plugin import (
     CallAnswer,
     CallContext,
     Converge,
@@ -23,7 +22,8 @@ from ppy_core.plugins import (
     OperatorContext,
     Plugin,
 )
-from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+from ppy_core.ir.types import OpaqueType, Type
 from ppy_torch import fusion, ops
 from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph

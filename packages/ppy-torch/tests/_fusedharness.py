@@ -31,7 +31,7 @@ def _library(func_op: Any) -> str:
 def route_torch_sites(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make `LlvmBackend` give torch sites the torch loader and its dispatcher file,
     unless ppy-llvm already does (then this changes nothing)."""
-    from ppy_core.backends import CompiledUnit
+    from ppy_core.interface.backend import CompiledUnit
     from ppy_llvm import _backend
     from ppy_torch.fused_build import companion_files
 
@@ -65,7 +65,7 @@ def load_pair(
     folder: Path, name: str, source: str
 ) -> tuple[types.ModuleType, types.ModuleType, dict[str, Any]]:
     """`source` compiled by ppy (with its manifest) and the same source as plain Python."""
-    from ppy_core.compiling import compile_file, load_manifest
+    from ppy_core.compiler.cached import compile_file, load_manifest
     from ppy_core.runtime.module import exec_artifact
 
     path = folder / f"{name}.py"

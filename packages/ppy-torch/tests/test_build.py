@@ -79,7 +79,7 @@ def test_failed_build_names_source_and_log(compiled: dict[str, Any]) -> None:
 @pytest.mark.needs_cc
 def test_missing_library_falls_back(compiled: dict[str, Any], tmp_path: Path) -> None:
     be = direct.backend()
-    from ppy_core.backends import LowerContext
+    from ppy_core.interface.backend import LowerContext
     from ppy_torch.plugin import stage_spec  # noqa: F401 (the graph comes from the plugin)
 
     units = be.lower_module(

@@ -9,7 +9,7 @@ import pytest
 
 import ppy_torch
 from ppy_core import testing
-from ppy_core.specs import FallbackSpec, GraphRegionSpec, RejectSpec
+from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, RejectSpec
 from ppy_torch import ops
 from ppy_torch.direct import resolver
 from ppy_torch.plugin import stage_spec

@@ -322,7 +322,7 @@ def test_artifact_runs_the_fused_site_without_the_compiler(folder: Path) -> None
     import subprocess
     import sys
 
-    from ppy_core.commands import build_artifact
+    from ppy_core.cli.commands import build_artifact
 
     program = folder / "fused_program.py"
     program.write_text(
@@ -333,8 +333,8 @@ def test_artifact_runs_the_fused_site_without_the_compiler(folder: Path) -> None
         "print(f(a, a).tolist())\n"
         "print(sorted((k, v['fast']) for k, v in ppy.stats().items()))\n"
         "import sys\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('ppy_core.frontend', "
-        "'ppy_core.driver', 'llvmlite', 'ppy_torch.build', 'ppy_torch.fused_build'))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('ppy_core.compiler.frontend', "
+        "'ppy_core.compiler.driver', 'llvmlite', 'ppy_torch.build', 'ppy_torch.fused_build'))))\n"
     )
     out = build_artifact(str(program), str(folder / "fused_program.ppyapp"))
     run = subprocess.run(

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from ppy_core.interface.plugin import NOT_CONSTANT, CallContext, Converge, OperatorContext
 from ppy_core.ir.types import F64, I1, I64, UNKNOWN, TensorType
-from ppy_core.plugins import NOT_CONSTANT, CallContext, Converge, OperatorContext
 from ppy_torch.fusion import TENSOR
 from ppy_torch.plugin import TorchPlugin
 

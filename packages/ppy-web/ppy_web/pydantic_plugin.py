@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Mapping
 from typing import ClassVar
 
-from ppy_core.plugins import Plugin
+from ppy_core.interface.plugin import Plugin
 
 
 @functools.cache

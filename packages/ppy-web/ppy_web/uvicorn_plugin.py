@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
-from ppy_core.keys import installed_version
-from ppy_core.plugins import Plugin
+from ppy_core.cache.keys import installed_version
+from ppy_core.interface.plugin import Plugin
 
 # What else decides how an app is served: the frameworks, and uvicorn's fast paths.
 COMPANIONS: Final[tuple[str, ...]] = ("fastapi", "starlette", "uvloop", "httptools")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ppy_core.backends import Backend, CompiledUnit, LowerContext
+from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_core.ir.core import Operation, Value
 from ppy_core.ir.types import TensorType
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ppy_core.interface.plugin import CallContext, Converge, OperatorContext, Plugin
 from ppy_core.ir.types import F64, ScalarType, TensorType, Type
-from ppy_core.plugins import CallContext, Converge, OperatorContext, Plugin
 
 VEC = TensorType(F64, (None,), "vecmath")
 _BINARY = {"Add": "tensor.add", "Sub": "tensor.sub", "Mult": "tensor.mul", "Div": "tensor.div"}

@@ -31,8 +31,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from ppy_core import _cache_explain as explain
-from ppy_core._cache_files import (
+from ppy_core.cache import explain
+from ppy_core.cache.files import (
     FILES,
     LAST_USED,
     Corrupt,
@@ -44,7 +44,7 @@ from ppy_core._cache_files import (
     tree_size,
     write_manifest,
 )
-from ppy_core._cache_lock import KeyLock, read_lock, stale_reason
+from ppy_core.cache.lock import KeyLock, read_lock, stale_reason
 from ppy_core.diagnostics import CacheError, ConfigError, Diagnostic, InternalError, Location
 
 log = logging.getLogger("ppy.cache")

@@ -40,7 +40,7 @@ def _not_yet(what: str, lands: str) -> NotYetError:
 
 
 def _interface() -> int:
-    from ppy_core.plugins import INTERFACE
+    from ppy_core.interface.plugin import INTERFACE
 
     return INTERFACE
 
@@ -88,8 +88,8 @@ def _probe(thing: Any, row: dict[str, Any]) -> None:
 
 def doctor_report(path: str = ".") -> dict[str, Any]:
     """What `ppy doctor` shows, as plain data."""
-    from ppy_core import discovery
-    from ppy_core.config import DEFAULT, load_config
+    from ppy_core.interface import discovery
+    from ppy_core.project.config import DEFAULT, load_config
 
     problems: list[str] = []
     try:
@@ -206,14 +206,14 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build or reuse the artifact of FILE and run it through the runtime."""
-    from ppy_core.commands import run_artifact
+    from ppy_core.cli.commands import run_artifact
 
     return run_artifact(args.file, list(args.args))
 
 
 def build(args: argparse.Namespace) -> int:
     """Write a self-contained artifact of FILE."""
-    from ppy_core.commands import build_artifact
+    from ppy_core.cli.commands import build_artifact
 
     out = build_artifact(args.file, args.output)
     sys.stderr.write(f"ppy: built {out}\n")
@@ -222,7 +222,7 @@ def build(args: argparse.Namespace) -> int:
 
 def explain(args: argparse.Namespace) -> int:
     """Show, per function and site, what converged onto which IR op and why not."""
-    from ppy_core.commands import explain_file
+    from ppy_core.cli.commands import explain_file
 
     print(explain_file(args.file))
     return 0
@@ -235,7 +235,7 @@ def check(args: argparse.Namespace) -> int:
 
 def cache(args: argparse.Namespace) -> int:
     """Show or clear the compile cache."""
-    from ppy_core.commands import cache_command
+    from ppy_core.cli.commands import cache_command
 
     print(cache_command(args.action))
     return 0
@@ -243,7 +243,7 @@ def cache(args: argparse.Namespace) -> int:
 
 def run_file(path: str, argv: Sequence[str]) -> int:
     """`ppy FILE [ARGS]`: compile FILE through the cache and run it as __main__."""
-    from ppy_core.commands import run_file as _run_file
+    from ppy_core.cli.commands import run_file as _run_file
 
     return _run_file(path, list(argv))
 
@@ -330,7 +330,3 @@ __all__ = [
     "doctor_report",
     "run_file",
 ]
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,8 +21,8 @@ from ppy_core import __version__
 from ppy_core.diagnostics import InternalError, PluginError
 
 if TYPE_CHECKING:
-    from ppy_core.backends import Backend
-    from ppy_core.plugins import Plugin
+    from ppy_core.interface.backend import Backend
+    from ppy_core.interface.plugin import Plugin
 
 KEY_FORMAT: Final = 1
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ppy_core.ir.types import Type
-from ppy_core.plugins import (
+from ppy_core.interface.plugin import (
     AttributeContext,
     CallAnswer,
     CallContext,
@@ -21,11 +20,12 @@ from ppy_core.plugins import (
     OperatorContext,
     SubscriptContext,
 )
-from ppy_core.specs import LoweringSpec
+from ppy_core.interface.specs import LoweringSpec
+from ppy_core.ir.types import Type
 
 
 class HookCaller(Protocol):
-    """What the oracle needs from `ppy_core.hooks`: first non-None answer of a hook,
+    """What the oracle needs from `ppy_core.interface.hooks`: first non-None answer of a hook,
     and every plugin's answer to a registration hook."""
 
     def first(self, hook: str, **kwargs: Any) -> Any: ...

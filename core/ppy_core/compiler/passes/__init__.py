@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from ppy_core.passes._cse import CommonSubexpressionElimination
-from ppy_core.passes._dce import DeadCodeElimination
-from ppy_core.passes._fuse import FUSIBLE, FuseElementwise
+from ppy_core.compiler.passes._cse import CommonSubexpressionElimination
+from ppy_core.compiler.passes._dce import DeadCodeElimination
+from ppy_core.compiler.passes._fuse import FUSIBLE, FuseElementwise
 
 CORE_PASSES: Final = (CommonSubexpressionElimination(), DeadCodeElimination(), FuseElementwise())
 """The core passes in the order the driver runs them."""

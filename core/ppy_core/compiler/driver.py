@@ -17,20 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from ppy_core import __version__
-from ppy_core.backends import Backend, CompiledUnit, LowerContext
-from ppy_core.compiling import Compiled, cache_for, compile_file, load_manifest, report_diagnostics
+from ppy_core.cache.module_key import ModuleKey
+from ppy_core.compiler.frontend.lowering import build_site_ir
+from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder
+from ppy_core.compiler.frontend.source import read_source
+from ppy_core.compiler.frontend.transform import compile_module_code, rewrite_module
+from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.diagnostics import Diagnostic, Error, Location
-from ppy_core.frontend.lowering import build_site_ir
-from ppy_core.frontend.oracle import Oracle
-from ppy_core.frontend.sites import ExprSite, FunctionSite, SiteFinder
-from ppy_core.frontend.source import read_source
-from ppy_core.frontend.transform import compile_module_code, rewrite_module
-from ppy_core.hooks import HookCaller
+from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
+from ppy_core.interface.hooks import HookCaller
+from ppy_core.interface.plugin import ModuleContext
 from ppy_core.ir import DialectRegistry, PassManager, core_registry, print_ir
 from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp
-from ppy_core.keying import ModuleKey
-from ppy_core.passes import CORE_PASSES
-from ppy_core.plugins import ModuleContext
 from ppy_core.runtime.artifact import MANIFEST, write_manifest
 
 log = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ class Builder:
         self.diagnostics.append(diagnostic)
 
     def build(self, out: Path) -> dict[str, Any]:
-        source = read_source(self.key.path)
+        source = read_source(self.key.path, self.key.source)
         # A plugin whose every claim conflicted (E1901) answers for nothing.
         claimants = set(self.key.activation.claims.values())
         plugins = [p for p in self.key.activation.plugins if p.name in claimants]
@@ -155,7 +154,11 @@ class Builder:
         for backend in self.key.backends:
             if backend is chosen:
                 return
-            record["reasons"].append(f"{backend.name}: {backend.can_lower(func)}")
+            try:
+                reason = backend.can_lower(func)
+            except Exception as exc:  # a backend bug must not cost the module
+                reason = f"can_lower raised {type(exc).__name__}: {exc}"
+            record["reasons"].append(f"{backend.name}: {reason}")
 
     def _lower_batch(
         self, backend: Backend, funcs: list[Any], fastmath: bool, out: Path
@@ -219,8 +222,11 @@ class Builder:
                 continue
             try:
                 ctx = LowerContext(site_id=fsites[indexes[0]].id, build_dir=out)
-                batch_units = batch([fsites[i].spec.graph for i in indexes], ctx)
+                batch_units = list(batch([fsites[i].spec.graph for i in indexes], ctx))
+                if len(batch_units) != len(indexes):
+                    raise ValueError(f"{len(batch_units)} units for {len(indexes)} regions")
             except Exception:
+                log.debug("batch lowering by %s failed; one by one", name, exc_info=True)
                 for i in indexes:  # one bad region must not cost the others
                     results[i] = self.function_site(fsites[i], out)
                 continue
@@ -341,11 +347,4 @@ def _located(diagnostic: Diagnostic, path: Path, node: ast.AST) -> Diagnostic:
     )
 
 
-__all__ = [
-    "Builder",
-    "Compiled",
-    "compile_file",
-    "cache_for",
-    "load_manifest",
-    "report_diagnostics",
-]
+__all__ = ["Builder"]

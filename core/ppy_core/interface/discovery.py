@@ -23,12 +23,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, cast
 
-from ppy_core.backends import INTERFACE as BACKEND_INTERFACE
-from ppy_core.backends import Backend
-from ppy_core.config import Config
 from ppy_core.diagnostics import Diagnostic, PluginError
-from ppy_core.plugins import INTERFACE as PLUGIN_INTERFACE
-from ppy_core.plugins import Plugin
+from ppy_core.interface.backend import INTERFACE as BACKEND_INTERFACE
+from ppy_core.interface.backend import Backend
+from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
+from ppy_core.interface.plugin import Plugin
+from ppy_core.project.config import Config
 
 if TYPE_CHECKING:
     import importlib.metadata as md

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ppy_core import __version__
-from ppy_core.config import Config, load_config
+from ppy_core.cache.keys import cache_key, imported_modules
 from ppy_core.diagnostics import Error, Location
-from ppy_core.keys import cache_key, imported_modules
-from ppy_core.scope import ModuleScope, scan_module
+from ppy_core.project.config import Config, load_config
+from ppy_core.project.scope import ModuleScope, scan_module
 
 if TYPE_CHECKING:
-    from ppy_core.backends import Backend
-    from ppy_core.discovery import Activation
+    from ppy_core.interface.backend import Backend
+    from ppy_core.interface.discovery import Activation
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ def _activation(
     # imports a library: a plain module's cached start stays light.
     if not tops - sys.stdlib_module_names:
         return NO_PLUGINS  # type: ignore[return-value]
-    from ppy_core.discovery import activate
+    from ppy_core.interface.discovery import activate
 
     activation = activate(imported, config)
     plugins = tuple(
@@ -150,7 +150,7 @@ NO_PLUGINS = _NoPlugins()
 
 
 def _load_backends(config: Config) -> Any:
-    from ppy_core.discovery import load_backends
+    from ppy_core.interface.discovery import load_backends
 
     return load_backends(config)
 
@@ -160,7 +160,7 @@ def _fingerprints(
 ) -> tuple[dict[str, str], dict[str, str]]:
     if not activation.plugins and not backends:
         return {}, {}
-    from ppy_core.keys import backend_fingerprints, plugin_fingerprints
+    from ppy_core.cache.keys import backend_fingerprints, plugin_fingerprints
 
     return plugin_fingerprints(activation.plugins), backend_fingerprints(backends)
 

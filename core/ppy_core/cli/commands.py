@@ -31,7 +31,7 @@ def _existing(file: str) -> Path:
 
 def run_file(file: str, argv: list[str]) -> int:
     """`ppy FILE ARGS`: compile through the cache in-process, run as __main__."""
-    from ppy_core.compiling import compile_file, report_diagnostics
+    from ppy_core.compiler.cached import compile_file, report_diagnostics
 
     path = _existing(file)
     compiled = compile_file(path)
@@ -42,7 +42,7 @@ def run_file(file: str, argv: list[str]) -> int:
 
 def build_artifact(file: str, output: str | None) -> Path:
     """Compile FILE and the project modules it imports into a self-contained folder."""
-    from ppy_core.compiling import compile_file, load_manifest, report_diagnostics
+    from ppy_core.compiler.cached import compile_file, load_manifest, report_diagnostics
 
     path = _existing(file)
     out = Path(output) if output else path.parent / f"{path.stem}.ppyapp"
@@ -109,7 +109,7 @@ def _summarize(summary: dict[str, Any], name: str, folder: str, manifest: dict[s
 def run_artifact(file: str, argv: list[str]) -> int:
     """`ppy run FILE`: build (in a child process, only when stale), then run the
     artifact here with the runtime alone."""
-    from ppy_core.keying import module_key  # runtime-safe: no compiler
+    from ppy_core.cache.module_key import module_key  # runtime-safe: no compiler
 
     path = _existing(file)
     root = _runs_dir() / hashlib.sha256(str(path).encode()).hexdigest()[:16]
@@ -122,7 +122,7 @@ def run_artifact(file: str, argv: list[str]) -> int:
 
 
 def _runs_dir() -> Path:
-    from ppy_core.cache import Cache
+    from ppy_core.cache.store import Cache
 
     return Cache().root / "runs"
 
@@ -141,7 +141,7 @@ def _fresh(root: Path, path: Path, module_key: Any) -> bool:
 
 def explain_file(file: str) -> str:
     """Per function and site: the IR, the backend chosen, every reason for Python."""
-    from ppy_core.compiling import compile_file, load_manifest, report_diagnostics
+    from ppy_core.compiler.cached import compile_file, load_manifest, report_diagnostics
 
     path = _existing(file)
     compiled = compile_file(path)
@@ -184,7 +184,7 @@ def explain_file(file: str) -> str:
 
 
 def cache_command(action: str) -> str:
-    from ppy_core.cache import Cache
+    from ppy_core.cache.store import Cache
 
     cache = Cache()
     if action == "clear":

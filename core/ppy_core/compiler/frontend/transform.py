@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from types import CodeType
 
-from ppy_core.frontend.sites import ExprSite, FunctionSite
+from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
 from ppy_core.runtime.module import FALLBACK_MARK
 
 BIND = "__ppy_bind__"

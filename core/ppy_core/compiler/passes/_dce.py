@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ppy_core.compiler.passes._util import is_pure, users
 from ppy_core.ir.core import Block, Operation
-from ppy_core.passes._util import is_pure, users
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
+from ppy_core.compiler.passes._util import replace_uses
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.dialects.tensor import KernelOp, YieldOp
-from ppy_core.passes._util import replace_uses
 
 FUSIBLE: Final = frozenset(
     f"tensor.{n}"

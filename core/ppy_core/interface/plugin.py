@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppy_core.diagnostics import Diagnostic, Location
+from ppy_core.interface.specs import LoweringSpec
 from ppy_core.ir.types import Type
-from ppy_core.specs import LoweringSpec
 
 if TYPE_CHECKING:
     from ppy_core.ir.core import Dialect

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ppy_core.cache import Cache, Entry
+from ppy_core.cache.module_key import ModuleKey, module_key
+from ppy_core.cache.store import Cache, Entry
 from ppy_core.diagnostics import Diagnostic
-from ppy_core.keying import ModuleKey, module_key
 from ppy_core.runtime.artifact import MANIFEST
 
 
@@ -36,7 +36,7 @@ def compile_file(path: Path, *, cache: Cache | None = None) -> Compiled:
     if entry is not None:
         return Compiled(entry, key, hit=True)
     reason = cache.explain_miss(key.key, str(key.path), key.components)
-    from ppy_core.driver import Builder  # the compiler, on a miss only
+    from ppy_core.compiler.driver import Builder  # the compiler, on a miss only
 
     builder = Builder(key)
     entry = cache.store(key.key, builder.build, source_id=str(key.path), components=key.components)

@@ -9,10 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.diagnostics import Location
-from ppy_core.frontend.oracle import Oracle
-from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, TensorType, Type
-from ppy_core.plugins import (
+from ppy_core.interface.plugin import (
     NOT_CONSTANT,
     AttributeContext,
     CallContext,
@@ -20,6 +19,7 @@ from ppy_core.plugins import (
     OperatorContext,
     SubscriptContext,
 )
+from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, TensorType, Type
 
 BUILTIN_TYPES: Mapping[str, Type] = {
     "builtins.float": F64,

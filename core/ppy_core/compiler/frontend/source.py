@@ -18,10 +18,12 @@ class Source:
     tree: ast.Module
 
 
-def read_source(path: Path) -> Source:
-    """Read and parse `path`; E0001 if unreadable, E0002 on a syntax error."""
+def read_source(path: Path, data: bytes | None = None) -> Source:
+    """Read and parse `path`; E0001 if unreadable, E0002 on a syntax error. With `data`
+    (the bytes the cache key was computed from), the file is not read again: an edit
+    between keying and building must never be cached under the old key."""
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if data is None else data
         text = importlib.util.decode_source(data)  # honours a coding cookie, as Python does
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from ppy_core.compiler.frontend.sites import ExprSite, literal_value
 from ppy_core.diagnostics import InternalError
-from ppy_core.frontend.sites import ExprSite, literal_value
 from ppy_core.ir.core import DialectRegistry, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.types import F64, I1, UNKNOWN, ScalarType, TensorType, Type

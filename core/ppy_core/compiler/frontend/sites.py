@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ppy_core.frontend.oracle import Oracle
-from ppy_core.frontend.typer import Typer, parameter_counts, single_assignments
+from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.typer import Typer, parameter_counts, single_assignments
+from ppy_core.interface.plugin import Converge, FunctionContext, ModuleContext
+from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
 from ppy_core.ir.types import UNKNOWN, TensorType, Type
-from ppy_core.plugins import Converge, FunctionContext, ModuleContext
-from ppy_core.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
 
 _OPERATOR_NODES = (ast.BinOp, ast.UnaryOp, ast.Compare)
 _PPY_DECORATORS = {"ppy.opt", "ppy.fastmath", "ppy.pure", "ppy.jax"}
@@ -145,10 +145,10 @@ class SiteFinder:
             target = deco.func if isinstance(deco, ast.Call) else deco
             name = typer.qualname(target) or ast.unparse(target)
             names.append(name)
-            if name == "ppy.opt" and isinstance(deco, ast.Call) and deco.args:
-                level = deco.args[0]
-                if isinstance(level, ast.Constant) and level.value in (0, 1, 2, 3):
-                    opts.opt = level.value
+            if name == "ppy.opt" and isinstance(deco, ast.Call):
+                level = _opt_level(deco)
+                if level is not None:
+                    opts.opt = level
             elif name == "ppy.fastmath":
                 opts.fastmath = True
             elif name == "ppy.pure":
@@ -312,6 +312,15 @@ class SiteFinder:
                 for grandchild in _children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
+
+
+def _opt_level(deco: ast.Call) -> int | None:
+    """The level of `@ppy.opt(3)` or `@ppy.opt(level=3)`; None if not a literal 0-3."""
+    given = [*deco.args[:1], *(k.value for k in deco.keywords if k.arg == "level")]
+    if len(given) != 1 or not isinstance(given[0], ast.Constant):
+        return None
+    value = given[0].value
+    return value if value in (0, 1, 2, 3) and not isinstance(value, bool) else None
 
 
 def _single_target(stmt: ast.stmt) -> ast.Name | None:

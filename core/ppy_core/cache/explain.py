@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ppy_core._cache_files import write_json_atomic
+from ppy_core.cache.files import write_json_atomic
 
 
 def index_path(index_dir: Path, source_id: str) -> Path:

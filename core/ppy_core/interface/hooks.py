@@ -1,6 +1,6 @@
 """Calling the plugins' hooks, through pluggy.
 
-The hook specifications are generated from `ppy_core.plugins.Plugin`: one per name
+The hook specifications are generated from `ppy_core.interface.plugin.Plugin`: one per name
 in HOOK_NAMES, with the parameters of the base method. Every plugin instance is
 registered with each method it overrides as an implementation (the base's no-op
 defaults are left out, so they cost nothing). Answer hooks return the first
@@ -22,7 +22,7 @@ from typing import Any, Final
 import pluggy
 
 from ppy_core.diagnostics import Diagnostic, InternalError, Location, PluginError
-from ppy_core.plugins import HOOK_NAMES, Plugin, Report
+from ppy_core.interface.plugin import HOOK_NAMES, Plugin, Report
 
 PROJECT: Final = "ppy"
 COLLECT_HOOKS: Final[frozenset[str]] = frozenset(
