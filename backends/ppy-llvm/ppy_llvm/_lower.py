@@ -65,12 +65,31 @@ class LowerCtx:
         if not self.strict:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
         if x86_isa():
-            return pinned_binop(self, kind, a, b)
+            return self.first_nan_wins(a, pinned_binop(self, kind, a, b))
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
         return self.em.assign(
             f"call {self.ft} @{name}({self.ft} {a}, {self.ft} {b}, {_RM}, {_EX}) {STRICT_ATTR}"
         )
+
+    def first_nan_wins(self, a: str, result: str) -> str:
+        """x86's rule made explicit: a NaN first source is the result, quieted.
+
+        The pinned instruction alone should compute this, but on an AVX2 host the
+        emitted code for `2a + 3b - a/b` took the second NaN where both were NaN (its
+        inputs appeared swapped after register allocation). The select costs a compare
+        and a blend per vector and makes the answer independent of operand placement."""
+        it = "i64" if self.width == 1 else f"<{self.width} x i64>"
+        quiet_bit = "2251799813685248"  # bit 51: x86 quiets a signalling NaN this way
+        quiet = (
+            quiet_bit
+            if self.width == 1
+            else "<" + ", ".join([f"i64 {quiet_bit}"] * self.width) + ">"
+        )
+        bits = self.em.assign(f"bitcast {self.ft} {a} to {it}")
+        quieted = self.em.assign(f"or {it} {bits}, {quiet}")
+        a_quiet = self.em.assign(f"bitcast {it} {quieted} to {self.ft}")
+        return self.select(self.fcmp("uno", a, a), a_quiet, result)
 
     def fcmp(self, pred: str, a: str, b: str) -> str:
         """A quiet comparison (no invalid flag for quiet NaNs)."""
