@@ -72,6 +72,7 @@ bench: $(STAMP)
 	else echo "no benchmarks yet (benchmarks/numpy_fusion.py)"; fi
 
 lint: $(STAMP)
+	@$(BIN)/python -m pip install --quiet ruff
 	$(BIN)/ruff check $(DISTS) conftest.py
 	$(BIN)/ruff format --check $(DISTS) conftest.py
 
