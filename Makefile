@@ -67,9 +67,11 @@ test-core: $(CORE_STAMP)
 
 # -- the rest ----------------------------------------------------------------------------
 
+# The competitors (numba, numexpr) come from benchmarks/requirements.txt.
 bench: $(STAMP)
-	@if [ -f benchmarks/numpy_fusion.py ]; then $(BIN)/python benchmarks/numpy_fusion.py; \
-	else echo "no benchmarks yet (benchmarks/numpy_fusion.py)"; fi
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
+	$(BIN)/python benchmarks/numpy_fusion.py
+	$(BIN)/python benchmarks/unannotated.py
 
 lint: $(STAMP)
 	@$(BIN)/python -m pip install --quiet ruff

@@ -34,6 +34,10 @@ CODES: Final[dict[str, str]] = {
     "E1904": "a plugin failed to import or to create itself",
     "E1905": "a plugin or backend entry point is malformed",
     "E1906": "two distributions register one plugin or backend name",
+    "E1907": "a plugin option in [tool.ppy.plugins.NAME] is refused by its plugin",
+    "E1908": "a plugin's or backend's fingerprint() failed: it is left out of the module",
+    "E1909": "a plugin reported a problem in the code it was asked about",
+    "E1910": "a plugin registers a dialect name another dialect already has",
     # E1950-: configuration
     "E1950": "the [tool.ppy] configuration is invalid",
     # E2xxx: backends and toolchains

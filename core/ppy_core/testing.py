@@ -54,6 +54,8 @@ from ppy_core.interface.discovery import (
 )
 from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
 from ppy_core.interface.plugin import Plugin
+from ppy_core.runtime.adapter import RuntimeAdapter
+from ppy_core.runtime.adapter import registry as runtime_registry
 
 Group = Literal["plugins", "backends"]
 NONE_FINGERPRINT: Final = r"v\d+:\w+=none"  # what a fingerprint says without its library
@@ -86,7 +88,7 @@ for key, value in ask["entries"]:
     module, _, attr = value.partition(":")
     made = getattr(importlib.import_module(module), attr)()
     made.name, getattr(made, "modules", ())
-    if ask["fingerprint"]:
+    if ask["fingerprint"] and hasattr(made, "fingerprint"):  # runtime adapters have none
         fingerprints[key] = made.fingerprint()
 imported = [m for m in ask["libraries"] if m in sys.modules]
 print(json.dumps({"fingerprints": fingerprints, "imported": imported}))
@@ -297,6 +299,32 @@ def check_lazy_imports(
     _expect(not imported, f"{dist.name}: {did} imports {imported}")
 
 
+def check_runtime_adapter(dist: Distribution, name: str, *, factory: str | None = None) -> None:
+    """`ppy.runtimes` entry point `name` (a library) resolves to a factory (exactly
+    `factory`, when given) that creates a RuntimeAdapter called `name`; where `dist` is
+    installed, the core's registry finds it with that value."""
+    who = f"{dist.name}: runtime adapter {name!r}"
+    value = dist.entry_points().get(("runtimes", name))
+    _expect(value is not None, f"{who}: not in its pyproject.toml")
+    _expect(factory in (None, value), f"{who}: names {value!r}, not {factory!r}")
+    made = md.EntryPoint(name, str(value), "ppy.runtimes").load()()
+    _expect(
+        isinstance(made, RuntimeAdapter),
+        f"{who}: {value} made a {type(made).__name__}, not a RuntimeAdapter",
+    )
+    _expect(made.name == name, f"{who}: {value} made one called {made.name!r}")
+    try:
+        md.distribution(dist.name)
+    except md.PackageNotFoundError:
+        return  # not installed here: there is no metadata to find it in
+    entry = runtime_registry(refresh=True).runtimes.get(name)
+    _expect(
+        entry is not None and normalize(entry.distribution) == normalize(dist.name),
+        f"{who}: the installed metadata does not register it (reinstall {dist.name})",
+    )
+    _expect(entry.value == value, f"{who}: installed as {entry.value!r}, not {value!r}")  # type: ignore[union-attr]
+
+
 def check_discovered(dist: Distribution, group: Group, name: str) -> None:
     """Discovery, reading the installed metadata, finds the entry point as `dist`'s,
     with its pyproject's value, first-party exactly when the core's table says so.
@@ -332,6 +360,7 @@ class ContractSuite:
             libraries = ("numpy",)  # importing the package imports none of these
             blocked = ("numpy",)  # without these, every fingerprint says `=none`
             requires = "numpy"  # the fingerprint test skips without it
+            runtimes = ("numpy",)  # its `ppy.runtimes` adapters (see ppy_core.runtime.adapter)
 
     A test that does not apply is set to None in the subclass, with a comment why.
     Third-party distributions set `first_party = False`."""
@@ -342,6 +371,7 @@ class ContractSuite:
     blocked: ClassVar[tuple[str, ...]] = ()
     requires: ClassVar[str | None] = None
     first_party: ClassVar[bool] = True
+    runtimes: ClassVar[tuple[str, ...]] = ()  # `ppy.runtimes` adapters it registers
 
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """pytest's hook: tests taking `group, name` (and `pattern`) run per entry."""
@@ -352,7 +382,12 @@ class ContractSuite:
             metafunc.parametrize(names, rows, ids=ids)
 
     def test_entry_points_are_exactly_these(self) -> None:
-        check_entry_points(self.dist, [(group, name) for group, name, _ in self.entries])
+        expected = [(group, name) for group, name, _ in self.entries]
+        check_entry_points(self.dist, [*expected, *(("runtimes", n) for n in self.runtimes)])
+
+    def test_runtime_adapters_create_what_they_name(self) -> None:
+        for name in self.runtimes:
+            check_runtime_adapter(self.dist, name)
 
     def test_entry_point_creates_what_it_names(self, group: Group, name: str) -> None:
         check_entry_point(self.dist, group, name)
@@ -425,5 +460,6 @@ __all__ = [
     "check_fingerprint_without",
     "check_lazy_imports",
     "check_discovered",
+    "check_runtime_adapter",
     "ContractSuite",
 ]

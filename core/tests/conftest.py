@@ -4,7 +4,8 @@
 and their packages into a folder; `python_in(folder, code)` runs code in a fresh
 interpreter with that folder on PYTHONPATH (and as the working directory), so
 `importlib.metadata` finds the distributions as it finds installed ones, and
-`sys.modules` tells what was imported.
+`sys.modules` tells what was imported; `ppy_in(site, project, *args)` runs the `ppy`
+command the same way.
 """
 
 from __future__ import annotations
@@ -149,6 +150,31 @@ def run_python(folder: Path, code: str, *args: str, cwd: Path | None = None) -> 
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_ppy(site: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`ppy ARGS` in a fresh interpreter, in `project`, with the distributions of `site`
+    on the path and the cache inside `project` (returned whatever the exit status)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), str(CORE), os.environ.get("PYTHONPATH", "")]),
+        "PPY_CACHE_DIR": str(project / ".ppy-cache"),
+    }
+    env.pop("PPY_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ppy_core.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        check=False,
+    )
+
+
+@pytest.fixture
+def ppy_in() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`ppy_in(site, project, *args)`: see run_ppy."""
+    return run_ppy
 
 
 @pytest.fixture

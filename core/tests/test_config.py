@@ -113,3 +113,37 @@ def test_invalid_toml_is_E1950(tmp_path: Path) -> None:
 def test_config_is_frozen() -> None:
     with pytest.raises(AttributeError):
         DEFAULT.opt = 3  # type: ignore[misc]
+
+
+def test_a_plugin_option_is_located_at_its_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """\
+        [project]
+        name = "x"
+
+        [tool.ppy]
+        opt = 2
+        plugins.bar.level = 3
+        plugins.baz = { enabled = true, mode = "x" }
+
+        [tool.ppy.plugins.foo]
+        enabled = true
+        "unary" = "cos"   # a comment
+        [tool.other]
+        mode = 1
+        """,
+    )
+    config = load_config(tmp_path)
+    where = {
+        (plugin, key): config.option_location(plugin, key)
+        for plugin, key in [("foo", "unary"), ("bar", "level"), ("baz", "mode"), ("foo", "x")]
+    }
+    assert {k: (str(v.path), v.line) for k, v in where.items() if v is not None} == {
+        ("foo", "unary"): (str(path.resolve()), 11),
+        ("bar", "level"): (str(path.resolve()), 6),
+        ("baz", "mode"): (str(path.resolve()), 7),
+        ("foo", "x"): (str(path.resolve()), 0),  # not written: the file alone
+    }
+    assert str(where[("foo", "unary")]) == f"{path.resolve()}:11"
+    assert DEFAULT.option_location("foo", "unary") is None

@@ -169,6 +169,7 @@ def test_broken_plugin_is_E1904_and_the_others_keep_working(
     assert out["codes"] == ["E1904"]
     assert "this plugin is broken" in out["refused"]["broken"]
     assert "RuntimeError" in out["messages"][0]
+    assert "warning: plugin 'broken'" in out["messages"][0]  # deactivated, not fatal
 
 
 def test_first_party_plugin_activates_only_when_its_library_is_imported(
@@ -271,3 +272,53 @@ def test_loading_is_cached_per_process(fake_dists: Path, python_in: Callable[...
     print(json.dumps(load(entry) is load(entry)))
     """
     assert python_in(fake_dists, code, str(fake_dists)) is True
+
+
+CHECKING_PLUGIN = """\
+from ppy_core.interface.plugin import Plugin
+
+class Checking(Plugin):
+    name = "checking"
+    modules = ("checklib",)
+
+    def validate_options(self, options):
+        if "explode" in options:
+            raise ValueError("cannot read my own options")
+        return {k: "is not an option of 'checking'" for k in options if k != "level"}
+
+def create_plugin():
+    return Checking()
+"""
+
+
+def test_options_are_validated_by_the_plugin_at_activation(
+    tmp_path: Path,
+    python_in: Callable[..., Any],
+    make_pyproject: Callable[..., Path],
+    dist_writers: tuple[Callable[..., None], Callable[..., str]],
+) -> None:
+    write_dist, _plugin_dist = dist_writers
+    site = tmp_path / "site"
+    write_dist(
+        site,
+        "checking-ppy",
+        {"ppy.plugins": {"checking": "checking_plugin:create_plugin"}},
+        {"checking_plugin/__init__.py": CHECKING_PLUGIN},
+    )
+    table = "[tool.ppy.plugins.checking]\nenabled = true\n"
+    good = make_pyproject(tmp_path / "good", table + "level = 2\n")
+    assert _activate(python_in, site, good, "checklib")["plugins"] == ["checking"]
+    bad = make_pyproject(tmp_path / "bad", table + "level = 2\nlevle = 3\n")
+    out = _activate(python_in, site, bad, "checklib")
+    assert out["plugins"] == []
+    assert out["codes"] == ["E1907"]
+    assert out["messages"][0].startswith(
+        f"{(bad / 'pyproject.toml').resolve()}:4: error: tool.ppy.plugins.checking.levle: "
+        "is not an option of 'checking'"
+    )
+    assert "tool.ppy.plugins.checking.levle" in out["refused"]["checking"]
+    broken = make_pyproject(tmp_path / "broken", table + "explode = true\n")
+    out = _activate(python_in, site, broken, "checklib")
+    assert out["plugins"] == []
+    assert out["codes"] == ["E1900"]
+    assert "validate_options raised ValueError: cannot read my own options" in out["messages"][0]

@@ -19,6 +19,7 @@ from ppy_core.cache.keys import (
     fingerprints,
     imported_modules,
     plugin_fingerprints,
+    usable_fingerprints,
 )
 from ppy_core.diagnostics import InternalError, PluginError
 from ppy_core.interface.backend import Backend
@@ -93,6 +94,29 @@ def test_a_failing_fingerprint_is_a_plugin_error() -> None:
     with pytest.raises(PluginError) as raised:
         plugin_fingerprints([Empty()])
     assert raised.value.code == "E1905"
+
+
+def test_a_failing_fingerprint_leaves_out_only_that_plugin_with_one_E1908_warning() -> None:
+    class Bad(Plugin):
+        name = "bad"
+
+        def fingerprint(self) -> str:
+            raise OSError("no library")
+
+    class Wrong(Backend):
+        name = "wrong"
+
+        def fingerprint(self) -> str:
+            return 7  # type: ignore[return-value]
+
+    found, dropped = usable_fingerprints("plugin", [Bad(), Foo()])
+    assert found == {"foo": "v1:foo=1.0"}
+    assert [(d.code, d.severity) for d in dropped] == [("E1908", "warning")]
+    assert "plugin 'bad': fingerprint() raised OSError: no library" in dropped[0].message
+    assert "[tool.ppy.plugins.bad] enabled = false" in dropped[0].hint
+    found, dropped = usable_fingerprints("backend", [Wrong(), Fast()])
+    assert found == {"foo": "v1:fast"}
+    assert "backend 'wrong': fingerprint() returned 7" in dropped[0].message
 
 
 def test_cache_key_is_sha256_hex_and_deterministic() -> None:

@@ -1,21 +1,32 @@
-"""`LlvmBackend`: the ``llvm`` entry point of ``ppy.backends``."""
+"""`LlvmBackend`: the ``llvm`` entry point of ``ppy.backends``.
+
+It names no array library. A site's library is the `library` of its IR's tensor
+types; the kernel is written with the core's kernel ABI (`ppy_core.runtime.abi`)
+and its unit names the runtime adapter registered for that library
+(`ppy_core.runtime.adapter`, entry point group ``ppy.runtimes``), which guards the
+library's objects at run time. The library's proof (its own loops against the
+kernel's calls of them) and any file its adapter wants beside the kernel come
+from that adapter too, through the core.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppy_core.interface.backend import Backend
 
 from ._errors import LlvmBackendError, reason
-from .loader import CompiledKernel
+
+if TYPE_CHECKING:
+    from ppy_core.runtime.abi import CompiledKernel
 
 #: reductions whose NaN results may stand, by the proof's name for their order
 NAN_REDUCTIONS = {"add": "sum", "mean": "sum", "mul": "prod"}
 
 
 class LlvmBackend(Backend):
-    """CPU kernels for fused NumPy tensor IR, bit-exact with NumPy.
+    """CPU kernels for fused tensor IR, bit-exact with the library of its arrays.
 
     Nothing happens at construction: llvmlite, the host probe and the
     transcendental proof run on first `fingerprint` / `can_lower` / `lower`.
@@ -25,18 +36,31 @@ class LlvmBackend(Backend):
     version: ClassVar[str] = "1"
 
     def fingerprint(self) -> str:
-        """``v1:llvm=X:cpu=NAME:features=<sha256 prefix>``."""
+        """``v1:llvmlite=X:cpu=<sha256 prefix>:features=<sha256 prefix>:abi=N``: the
+        kernel ABI's version too, since units are written for it."""
+        from ppy_core.runtime.abi import ABI_VERSION
+
         from ._host import fingerprint
 
-        return fingerprint()
+        return f"{fingerprint()}:abi={ABI_VERSION}"
+
+    def read_spec(self, spec: Any) -> str | None:
+        """Reads intrinsic specs it implements (the unary functions its kernels lower,
+        `_spec.EXACT_UNARY` and `_spec.LOOP_UNARY`); no other kind of spec."""
+        from ppy_core.interface.specs import IntrinsicSpec, spec_kind
+
+        from ._spec import EXACT_UNARY, LOOP_UNARY
+
+        if not isinstance(spec, IntrinsicSpec):
+            return f"llvm reads no {spec_kind(spec)} spec"
+        if spec.name in EXACT_UNARY or spec.name in LOOP_UNARY:
+            return None
+        return f"llvm implements no intrinsic {spec.name!r}"
 
     def can_lower(self, func_op: Any) -> str | None:
-        """None if `func_op` lowers, else the coded reason it stays NumPy."""
+        """None if `func_op` lowers, else the coded reason it stays with its library."""
         from ._from_ir import spec_from_func
 
-        foreign = _foreign_library(func_op)
-        if foreign:
-            return reason("E2108", f"arrays of '{foreign}'")
         try:
             spec = spec_from_func(
                 func_op, fastmath=bool(getattr(func_op, "attributes", {}).get("fastmath"))
@@ -45,28 +69,33 @@ class LlvmBackend(Backend):
             return reason(exc.code, exc.detail)
         except (KeyError, AttributeError, IndexError) as exc:
             return reason("E2107", f"{type(exc).__name__}: {exc}")
-        return self.can_lower_spec(spec)
+        library, why = _runtime_of(func_op)
+        if why:
+            return reason("E2108", why)
+        refused = _refusal(library, spec)
+        if refused:
+            return reason("E2108", refused)
+        return self.can_lower_spec(spec, library)
 
-    def can_lower_spec(self, spec: Any) -> str | None:
-        """`can_lower` for a `KernelSpec`: every NumPy loop it calls must be proven."""
+    def can_lower_spec(self, spec: Any, library: str) -> str | None:
+        """`can_lower` for a `KernelSpec` over arrays of `library`: every library loop it
+        calls must be proven by that library's runtime adapter on this build and CPU."""
         loops = spec.loop_ops()
         if not loops:
             return None
         try:
             from ._proof import proven
 
-            verdict = proven()
-        except (LlvmBackendError, ImportError, OSError) as exc:
+            verdict = proven(library)
+        except (LlvmBackendError, LookupError, ImportError, OSError) as exc:
             return reason("E2104", f"{', '.join(loops)} (proof could not run: {exc})")
-        bad = [
-            f"np.{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"
-        ]
+        bad = [f"{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"]
         return reason("E2104", "; ".join(bad)) if bad else None
 
     def lower(self, func_op: Any, ctx: Any = None) -> Any:
         """Compile `func_op` into a kernel in a shared library. With the driver's
         `LowerContext`, the library is copied into its build folder and the answer is
-        the core's `CompiledUnit` (loaded at run time by `ppy_llvm.loader:load_site`)."""
+        the core's `CompiledUnit`, bound at run time by the site library's adapter."""
         kernels = self._compile([func_op], ctx)
         if ctx is None:
             return kernels[0]
@@ -91,87 +120,76 @@ class LlvmBackend(Backend):
             )
             specs.append(spec_from_func(func_op, fastmath=fastmath))
         kernels = compile_specs(specs)
+        fastmath = bool(getattr(ctx, "fastmath", False))
         return [
-            _nan_ok(spec, kernel, bool(getattr(ctx, "fastmath", False)))
-            for spec, kernel in zip(specs, kernels, strict=True)
+            _nan_ok(spec, kernel, _runtime_of(func_op)[0], fastmath)
+            for spec, kernel, func_op in zip(specs, kernels, funcs, strict=True)
         ]
 
-    def load(self, kernel: CompiledKernel) -> tuple[int, object] | None:
-        """Runtime side (no llvmlite): (address, keepalive) or None -> NumPy."""
-        from .loader import kernel_address
 
-        return kernel_address(kernel)
+def _runtime_of(func_op: Any) -> tuple[str, str]:
+    """(the site's array library, '') or ('', why no runtime adapter can guard it):
+    the `library` of its tensor types must be one, with an adapter registered."""
+    from ppy_core.runtime.adapter import registered
 
-
-#: array libraries whose run-time guard and dispatcher this backend's loader has
-RUNTIMES: dict[str, str] = {
-    "numpy": "ppy_llvm.loader:load_site",
-    "": "ppy_llvm.loader:load_site",
-    "torch": "ppy_torch.fused:load_site",
-}
-#: loaders that need a companion file built beside the kernel (the torch dispatcher):
-#: "module:function" called with the build folder, returning the file names it wrote
-COMPANIONS: dict[str, str] = {"ppy_torch.fused:load_site": "ppy_torch.fused_build:companion_files"}
-
-
-def _library(func_op: Any) -> str:
-    """The tensor library of the site (the first non-empty `library` of its values)."""
+    libraries: set[str] = set()
     for op in getattr(func_op, "walk", lambda: ())():
         for value in [*op.operands, *op.results]:
             library = getattr(value.type, "library", "")
             if library:
-                return library
-    return ""
+                libraries.add(str(library))
+    if len(libraries) != 1:
+        found = ", ".join(repr(x) for x in sorted(libraries)) or "none"
+        return "", f"arrays of one library (found {found})"
+    (library,) = libraries
+    if not registered(library):
+        return "", f"arrays of '{library}' (no runtime adapter registered for it)"
+    return library, ""
 
 
-def _foreign_library(func_op: Any) -> str:
-    """The first tensor library among the function's arguments with no runtime here."""
-    for op in getattr(func_op, "walk", lambda: ())():
-        for value in [*op.operands, *op.results]:
-            library = getattr(value.type, "library", "")
-            if library not in RUNTIMES:
-                return library
-    return ""
+def _refusal(library: str, spec: Any) -> str:
+    """Why `library`'s runtime adapter will not call this kernel ('' if it will)."""
+    from ppy_core.runtime.adapter import adapter
+
+    from ._build import signature_of
+
+    try:
+        return adapter(library).accepts(signature_of(spec)) or ""
+    except LookupError as exc:
+        return str(exc)
 
 
-def _nan_ok(spec: Any, kernel: CompiledKernel, fastmath: bool) -> CompiledKernel:
-    """Mark a sum/mean/prod whose NaN bits are proven NumPy's on this build."""
+def _nan_ok(spec: Any, kernel: CompiledKernel, library: str, fastmath: bool) -> CompiledKernel:
+    """Mark a sum/mean/prod whose NaN bits `library`'s adapter proved its own."""
     if spec.reduce in NAN_REDUCTIONS and not fastmath and not spec.fastmath:
         from ._proof import nan_verdicts
 
-        if nan_verdicts().get(NAN_REDUCTIONS[spec.reduce]) == "ok":
+        if nan_verdicts(library).get(NAN_REDUCTIONS[spec.reduce]) == "ok":
             return replace(kernel, signature=replace(kernel.signature, nan_ok=True))
     return kernel
 
 
 def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[Any]:
-    """One CompiledUnit per kernel; each library is copied once into the build folder."""
-    import importlib
+    """One CompiledUnit per kernel, routed to its library's runtime adapter; each
+    library is copied once into the build folder, each adapter's companions made once."""
     import shutil
 
     from ppy_core.interface.backend import CompiledUnit
+    from ppy_core.runtime.adapter import adapter
 
     copied: dict[str, str] = {}
     companions: dict[str, tuple[str, ...]] = {}
     units = []
     for kernel, func_op in zip(kernels, funcs, strict=True):
+        library = _runtime_of(func_op)[0]  # its adapter accepted the kernel (can_lower)
+        if library not in companions:
+            companions[library] = tuple(adapter(library).companion_files(ctx.build_dir))
         if kernel.path not in copied:
             name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
             shutil.copyfile(kernel.path, ctx.build_dir / name)
             copied[kernel.path] = name
-        loader = RUNTIMES.get(_library(func_op), RUNTIMES[""])
-        companion = COMPANIONS.get(loader)
-        if companion is not None and loader not in companions:
-            module, _, function = companion.partition(":")
-            built = getattr(importlib.import_module(module), function)(ctx.build_dir)
-            companions[loader] = tuple(built)
-        data = {
-            "symbol": kernel.symbol,
-            "signature": kernel.signature.to_json(),
-            "fingerprint": kernel.fingerprint,
-        }
-        files = (copied[kernel.path], *companions.get(loader, ()))
-        units.append(CompiledUnit("llvm", loader, files, data))
+        files = (copied[kernel.path], *companions[library])
+        units.append(CompiledUnit("llvm", "", files, kernel.unit_data(), runtime=library))
     return units
 
 

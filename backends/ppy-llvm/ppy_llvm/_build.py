@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ppy_core.runtime.abi import CompiledKernel, KernelSignature
+
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
 from ._spec import KernelSpec
 from ._toolchain import build_shared
-from .loader import CompiledKernel, KernelSignature
 
 
 def symbol_of(spec: KernelSpec) -> str:

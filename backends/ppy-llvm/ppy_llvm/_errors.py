@@ -19,10 +19,6 @@ CODES: Final[dict[str, tuple[str, str]]] = {
         "{detail} is not proven bit-exact against NumPy on this CPU",
         "this site stays NumPy",
     ),
-    "E2105": (
-        "kernel library {detail} was built for another CPU or NumPy build",
-        "rebuild with `ppy build`; NumPy runs meanwhile",
-    ),
     "E2106": ("kernel build failed: {detail}", "see the saved IR and build log named above"),
     "E2107": ("kernel IR is malformed: {detail}", "report a compiler bug; this site stays NumPy"),
     "E2108": ("no run-time guard for {detail}", "this site stays with its library"),

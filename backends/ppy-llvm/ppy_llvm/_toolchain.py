@@ -1,7 +1,9 @@
 """Object code through llvmlite, linked by the system C compiler into a .so.
 
-Writes happen only when content changed; a build lock (O_CREAT|O_EXCL with a
-timeout) keeps concurrent builds of one library from racing.
+Libraries live in the core's cache root (`ppy_core.cache.backend_dir("llvm")`),
+are built under the core's build lock (a dead builder's lock is broken at once)
+and published by an atomic rename, so a killed build never leaves a half-written
+library where a finished one is expected.
 """
 
 from __future__ import annotations
@@ -11,21 +13,18 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from ppy_core.cache import backend_dir, build_lock, publish_file, write_if_changed
+from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 
 from ._errors import LlvmBackendError
 from ._host import fingerprint, llvm, required_features, target_machine
 
-CPU_CHECK_SYMBOL = "ppy_llvm_cpu_ok"
-
 
 def cache_dir() -> Path:
-    """``$PPY_CACHE_DIR/llvm`` or ``~/.cache/ppy/llvm``."""
-    root = os.environ.get("PPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ppy")
-    path = Path(root) / "llvm"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """The llvm folder of the core's cache root (created)."""
+    return backend_dir("llvm")
 
 
 def find_cc() -> str:
@@ -37,7 +36,7 @@ def find_cc() -> str:
 
 
 def cpu_check_source() -> str:
-    """C source of ``int ppy_llvm_cpu_ok(void)``: 1 iff the CPU has the features used."""
+    """C source of the ABI's ``int CPU_CHECK_SYMBOL(void)``: 1 iff the CPU has the features used."""
     checks = " && ".join(f'__builtin_cpu_supports("{f}")' for f in required_features()) or "1"
     return f"int {CPU_CHECK_SYMBOL}(void) {{ __builtin_cpu_init(); return {checks}; }}\n"
 
@@ -51,14 +50,6 @@ def optimize(module: object) -> None:
     pm.run(module, pb)
 
 
-def _write_if_changed(path: Path, data: bytes) -> None:
-    if path.exists() and path.read_bytes() == data:
-        return
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def build_shared(ir_text: str, name: str) -> Path:
     """Compile `ir_text` into ``<cache>/<name>-<sha>.so``; reuse if present."""
     key = hashlib.sha256(
@@ -67,31 +58,16 @@ def build_shared(ir_text: str, name: str) -> Path:
     out = cache_dir() / f"{name}-{key}.so"
     if out.exists():
         return out
-    lock = out.with_suffix(".lock")
-    deadline = time.monotonic() + 120.0
-    while True:
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            os.close(fd)
-            break
-        except FileExistsError:
-            if out.exists():
-                return out
-            if time.monotonic() > deadline:
-                os.unlink(lock)  # stale lock of a dead builder
-            time.sleep(0.05)
-    try:
-        if not out.exists():
+    with build_lock(out.with_suffix(".lock")):
+        if not out.exists():  # the holder we waited for may have built it
             _compile(ir_text, out)
-        return out
-    finally:
-        os.unlink(lock)
+    return out
 
 
 def _compile(ir_text: str, out: Path) -> None:
     ll = llvm()
     ir_path = out.with_suffix(".ll")
-    _write_if_changed(ir_path, ir_text.encode())
+    write_if_changed(ir_path, ir_text)
     try:
         module = ll.parse_assembly(ir_text)
         module.verify()
@@ -121,4 +97,4 @@ def _compile(ir_text: str, out: Path) -> None:
             raise LlvmBackendError(
                 "E2106", f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {ir_path}"
             )
-        os.replace(so_tmp, out)
+        publish_file(so_tmp, out)

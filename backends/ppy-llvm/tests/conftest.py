@@ -150,8 +150,8 @@ class Sites:
     """Compiles every EXPRS kernel once (one .so) and hands out dispatcher sites."""
 
     def __init__(self) -> None:
+        from ppy_core.runtime.abi import kernel_address
         from ppy_llvm import compile_specs
-        from ppy_llvm.loader import kernel_address
 
         names = list(EXPRS)
         kernels = compile_specs([spec_of(n) for n in names], "tests")

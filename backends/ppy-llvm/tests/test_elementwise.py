@@ -47,7 +47,7 @@ def test_numpy_loop_calls_bitwise(sites, name: str) -> None:
     from conftest import spec_of
     from ppy_llvm import LlvmBackend
 
-    why = LlvmBackend().can_lower_spec(spec_of(name))
+    why = LlvmBackend().can_lower_spec(spec_of(name), "numpy")
     if why is not None:
         assert "[E2104]" in why
         pytest.skip(f"refused by the proof: {why}")

@@ -18,7 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
 from ppy_core import __version__
-from ppy_core.diagnostics import InternalError, PluginError
+from ppy_core.diagnostics import Diagnostic, InternalError, PluginError
 
 if TYPE_CHECKING:
     from ppy_core.interface.backend import Backend
@@ -65,6 +65,36 @@ def plugin_fingerprints(plugins: Iterable[Plugin]) -> dict[str, str]:
 def backend_fingerprints(backends: Iterable[Backend]) -> dict[str, str]:
     """Each backend's fingerprint by backend name. Raises PluginError if one fails."""
     return {b.name: _fingerprint("backend", b) for b in backends}
+
+
+def usable_fingerprints(
+    kind: str, things: Iterable[Plugin] | Iterable[Backend]
+) -> tuple[dict[str, str], list[Diagnostic]]:
+    """Each fingerprint by name, leaving out what has none: a plugin or backend whose
+    `fingerprint()` raises or returns no text is deactivated for the module (its code
+    runs as Python) with one E1908 warning naming it and the exception, so one broken
+    distribution never stops a run."""
+    found: dict[str, str] = {}
+    dropped: list[Diagnostic] = []
+    for thing in things:
+        try:
+            found[thing.name] = _fingerprint(kind, thing)
+        except PluginError as exc:
+            undo = (
+                f"[tool.ppy.plugins.{thing.name}] enabled = false"
+                if kind == "plugin"
+                else "[tool.ppy] backends = [...] without it"
+            )
+            dropped.append(
+                Diagnostic(
+                    "E1908",
+                    f"{exc.diagnostic.message}; {kind} {thing.name!r} is left out of this module",
+                    hint="the module runs, as Python where it needed that "
+                    f"{kind}; fix or upgrade it, or silence this with {undo}",
+                    severity="warning",
+                )
+            )
+    return found, dropped
 
 
 def fingerprints(plugins: Iterable[Plugin], backends: Iterable[Backend]) -> dict[str, str]:
@@ -151,6 +181,7 @@ __all__ = [
     "fingerprints",
     "plugin_fingerprints",
     "backend_fingerprints",
+    "usable_fingerprints",
     "cache_key",
     "imported_modules",
     "installed_version",

@@ -1,10 +1,16 @@
-"""The per-key build lock: an `O_CREAT|O_EXCL` file that expires.
+"""The build lock: an `O_CREAT|O_EXCL` file that expires. The one lock of ppy:
+the compile cache takes it per key, every backend takes it per build folder.
 
 The lock file holds `{"pid", "host", "time", "token"}`. It is stale, and may be
-broken by anyone, when it is older than the timeout, when its holder ran on
-this host and its pid is gone, or when it stays unreadable for a few seconds
-(a holder killed between creating and writing it). A broken lock costs at most
-a duplicate build: entries are published by an atomic rename, first one wins.
+broken by anyone, when it is older than its expiry, when its holder ran on this
+host and its pid is gone (a builder killed with SIGKILL costs its successor one
+poll, not the expiry), or when it stays unreadable for a few seconds (a holder
+killed between creating and writing it). A broken lock costs at most a duplicate
+build, provided builders publish atomically (`ppy_core.cache.root.publish_*`,
+or the cache's rename of a whole entry): the last complete result wins.
+
+    with build_lock(folder / "x.lock"):
+        if not done(): build_then_publish()
 """
 
 from __future__ import annotations
@@ -16,13 +22,19 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ppy_core.diagnostics import CacheError
+
 log = logging.getLogger("ppy.cache")
 
 UNREADABLE_GRACE_S: Final = 5.0
+DEFAULT_EXPIRY_S: Final = 600.0
+_POLL_FIRST_S: Final = 0.01
+_POLL_MAX_S: Final = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +89,9 @@ def read_lock(path: Path) -> tuple[LockInfo | None, float, str] | None:
 
 
 def stale_reason(info: LockInfo | None, age: float, timeout: float) -> str | None:
-    """Why a lock may be broken, or None while it must be respected."""
+    """Why a lock may be broken, or None while it must be respected (`timeout`: expiry)."""
     if age > timeout:
-        return f"it is {age:.0f} s old (timeout {timeout:.0f} s)"
+        return f"it is {age:.0f} s old (expiry {timeout:.0f} s)"
     if info is None:
         return "it is unreadable" if age > UNREADABLE_GRACE_S else None
     if info.host == socket.gethostname() and not pid_alive(info.pid):
@@ -87,13 +99,42 @@ def stale_reason(info: LockInfo | None, age: float, timeout: float) -> str | Non
     return None
 
 
-class KeyLock:
-    """One build lock file; `try_acquire` never blocks, the caller polls."""
+class BuildLock:
+    """One build lock file. `try_acquire` never blocks; `acquire` polls it."""
 
-    def __init__(self, path: Path, timeout: float) -> None:
-        self.path = path
-        self.timeout = timeout
+    def __init__(self, path: Path, timeout: float = DEFAULT_EXPIRY_S) -> None:
+        self.path = Path(path)
+        self.timeout = timeout  # the expiry: older locks are broken whoever holds them
         self._token = ""
+
+    def acquire(self, wait: float | None = None, until: Callable[[], bool] | None = None) -> bool:
+        """Block until the lock is ours (True), or until `until()` holds (False: someone
+        else finished the work meanwhile). A live holder is waited for at most `wait`
+        seconds (default: twice the expiry, by when its lock is stale anyway); then,
+        or if the lock's folder is unusable, a CacheError E3002."""
+        limit = 2 * self.timeout + 5 if wait is None else wait
+        deadline = time.monotonic() + limit
+        delay = _POLL_FIRST_S
+        while True:
+            try:
+                if self.try_acquire():
+                    return True
+            except OSError as exc:
+                raise CacheError(
+                    f"cannot take the build lock {self.path}: {exc}",
+                    code="E3002",
+                    hint="set PPY_CACHE_DIR to a writable directory",
+                ) from exc
+            if until is not None and until():
+                return False
+            if time.monotonic() > deadline:
+                raise CacheError(
+                    f"cannot take the build lock {self.path}: still held after {limit:.0f} s",
+                    code="E3002",
+                    hint=f"remove {self.path} if no ppy runs",
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, _POLL_MAX_S)
 
     def try_acquire(self) -> bool:
         """Take the lock if it is free or stale; OSError if the directory is unusable."""
@@ -164,3 +205,31 @@ class KeyLock:
                 os.link(grave, self.path)  # a fresh lock: put it back if the place is free
         with contextlib.suppress(FileNotFoundError):
             grave.unlink()
+
+
+@contextlib.contextmanager
+def build_lock(
+    path: Path, *, expiry: float = DEFAULT_EXPIRY_S, wait: float | None = None
+) -> Iterator[BuildLock]:
+    """Hold the build lock at `path` for the body of the `with`, then release it.
+
+    Check for the finished result again inside: the holder you waited for may have
+    published it. See `BuildLock.acquire` for `wait` and the E3002 error."""
+    lock = BuildLock(Path(path), expiry)
+    lock.acquire(wait)
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+__all__ = [
+    "BuildLock",
+    "LockInfo",
+    "build_lock",
+    "pid_alive",
+    "read_lock",
+    "stale_reason",
+    "DEFAULT_EXPIRY_S",
+    "UNREADABLE_GRACE_S",
+]

@@ -76,7 +76,7 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
         if activation.plugins
         else ()
     )
-    plugin_fps, backend_fps = _fingerprints(activation, backends)
+    activation, backends, plugin_fps, backend_fps = _fingerprints(activation, backends)
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
     options = {
         **options_of(config),
@@ -157,12 +157,30 @@ def _load_backends(config: Config) -> Any:
 
 def _fingerprints(
     activation: Activation, backends: tuple[Backend, ...]
-) -> tuple[dict[str, str], dict[str, str]]:
+) -> tuple[Activation, tuple[Backend, ...], dict[str, str], dict[str, str]]:
+    """The fingerprints of the module's plugins and backends. One whose fingerprint
+    fails is left out of the activation (or the backends) with an E1908 warning among
+    the activation's diagnostics: the key, the compile and the run go on without it."""
     if not activation.plugins and not backends:
-        return {}, {}
-    from ppy_core.cache.keys import backend_fingerprints, plugin_fingerprints
+        return activation, backends, {}, {}
+    from ppy_core.cache.keys import usable_fingerprints
 
-    return plugin_fingerprints(activation.plugins), backend_fingerprints(backends)
+    plugin_fps, dropped = usable_fingerprints("plugin", activation.plugins)
+    backend_fps, dropped_backends = usable_fingerprints("backend", backends)
+    dropped += dropped_backends
+    if not dropped:
+        return activation, backends, plugin_fps, backend_fps
+    refused = {**activation.refused}
+    refused.update(
+        {p.name: "fingerprint() failed" for p in activation.plugins if p.name not in plugin_fps}
+    )
+    activation = replace(
+        activation,
+        plugins=tuple(p for p in activation.plugins if p.name in plugin_fps),
+        diagnostics=(*activation.diagnostics, *dropped),
+        refused=refused,
+    )
+    return activation, tuple(b for b in backends if b.name in backend_fps), plugin_fps, backend_fps
 
 
 @functools.cache

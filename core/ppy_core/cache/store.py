@@ -1,12 +1,13 @@
 """The on-disk compile cache: atomic entries, a per-key build lock, LRU eviction.
 
-Layout under the root (`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else
-`~/.cache/ppy`):
+Layout under the root (`ppy_core.cache.root`: `[tool.ppy] cache-dir`, else
+`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else `~/.cache/ppy`):
 
-    entries/<key>/      one entry: manifest.json, last_used, files/ (see _cache_files)
-    locks/<key>.lock    the build lock of a key (see _cache_lock)
+    entries/<key>/      one entry: manifest.json, last_used, files/ (see `files`)
+    locks/<key>.lock    the build lock of a key (see `lock`)
     index/<sha>.json    per source: the last key stored and its components
     tmp/, trash/        entries being built, entries being removed
+    <backend>/          a backend's own builds (`root.backend_dir`), e.g. llvm/, torch/
 
 `store` builds under the key's lock into `tmp/` and publishes with one rename;
 a second process storing the same key waits for the lock and returns the
@@ -35,6 +36,7 @@ from ppy_core.cache import explain
 from ppy_core.cache.files import (
     FILES,
     LAST_USED,
+    MANIFEST,
     Corrupt,
     check_files,
     fsync_dir,
@@ -44,13 +46,14 @@ from ppy_core.cache.files import (
     tree_size,
     write_manifest,
 )
-from ppy_core.cache.lock import KeyLock, read_lock, stale_reason
+from ppy_core.cache.lock import DEFAULT_EXPIRY_S, BuildLock, read_lock, stale_reason
+from ppy_core.cache.root import default_root, using_root
 from ppy_core.diagnostics import CacheError, ConfigError, Diagnostic, InternalError, Location
 
 log = logging.getLogger("ppy.cache")
 
 DEFAULT_MAX_BYTES: Final = 2 * 1024**3
-DEFAULT_LOCK_TIMEOUT_S: Final = 600.0
+DEFAULT_LOCK_TIMEOUT_S: Final = DEFAULT_EXPIRY_S
 
 _KEY: Final = re.compile(r"[0-9A-Za-z_-][0-9A-Za-z_.-]{0,127}")
 _SIZE: Final = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
@@ -78,16 +81,6 @@ class CacheInfo:
     size_bytes: int
     entries: int
     max_bytes: int
-
-
-def default_root() -> Path:
-    """`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else `~/.cache/ppy`."""
-    env = os.environ.get("PPY_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "ppy"
 
 
 def default_max_bytes() -> int:
@@ -185,8 +178,8 @@ class Cache:
         )
         warnings.warn(diagnostic.render(), PpyCacheWarning, stacklevel=3)
 
-    def _lock(self, key: str) -> KeyLock:
-        return KeyLock(self._locks / f"{key}.lock", self.lock_timeout)
+    def _lock(self, key: str) -> BuildLock:
+        return BuildLock(self._locks / f"{key}.lock", self.lock_timeout)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -219,31 +212,15 @@ class Cache:
             self._evict(keep=key)
         return entry
 
-    def _wait_for(self, key: str, lock: KeyLock) -> Entry | None:
+    def _wait_for(self, key: str, lock: BuildLock) -> Entry | None:
         """None once we hold `lock`; or the entry another holder published meanwhile."""
-        deadline = time.monotonic() + 2 * self.lock_timeout + 5
-        delay = 0.01
-        while True:
-            try:
-                if lock.try_acquire():
-                    return None
-            except OSError as exc:
-                raise CacheError(
-                    f"cannot take the cache lock {lock.path}: {exc}",
-                    code="E3002",
-                    hint="set PPY_CACHE_DIR to a writable directory",
-                ) from exc
+        manifest = self._entries / key / MANIFEST
+        while not lock.acquire(until=manifest.is_file):
             entry = self.lookup(key)
             if entry is not None:
                 return entry
-            if time.monotonic() > deadline:
-                raise CacheError(
-                    f"cannot take the cache lock {lock.path}: still held",
-                    code="E3002",
-                    hint=f"remove {lock.path} if no ppy runs",
-                )
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.25)
+            # The entry published meanwhile failed its checks and was discarded: wait on.
+        return None
 
     def _build(self, key: str, build: Callable[[Path], Mapping[str, Any]]) -> Entry:
         """Run `build` in a staging directory and publish what it wrote."""
@@ -254,7 +231,8 @@ class Cache:
         except OSError as exc:
             raise _unwritable(key, exc) from exc
         try:
-            meta = build(stage / FILES)  # its exceptions propagate as they are
+            with using_root(self.root):  # backends keep their builds beside the entries
+                meta = build(stage / FILES)  # its exceptions propagate as they are
             if not isinstance(meta, Mapping):
                 raise InternalError(
                     f"cache build for {key} returned {type(meta).__name__}, not a mapping of meta"

@@ -155,11 +155,19 @@ def explain_file(file: str) -> str:
     for record in manifest["expr_sites"]:
         where = f"{path.name}:{record['line']}:{record['col']}"
         state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
+        state += " [speculative]" if record.get("assumed") else ""
         lines.append(
             f"\nsite {record['id']} in {record['function']} at {where}: "
             f"{record['text']}  -> {state}"
         )
         lines.append(f"  leaves: {', '.join(record['leaves']) or '-'}")
+        if record.get("assumed"):
+            lines.append(
+                f"  speculative: assumes {', '.join(record['assumed'])} "
+                f"{'is a' if len(record['assumed']) == 1 else 'are'} "
+                f"{record.get('library') or 'array'} array{'s' * (len(record['assumed']) > 1)} "
+                "(unannotated); the guard checks each call, anything else runs Python"
+            )
         for reason in record["reasons"]:
             lines.append(f"  reason: {reason}")
         if record.get("ir_final"):

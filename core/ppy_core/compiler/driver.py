@@ -18,7 +18,7 @@ from typing import Any
 
 from ppy_core import __version__
 from ppy_core.cache.module_key import ModuleKey
-from ppy_core.compiler.frontend.lowering import build_site_ir
+from ppy_core.compiler.frontend.lowering import build_site_ir, site_library
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder
 from ppy_core.compiler.frontend.source import read_source
@@ -28,8 +28,11 @@ from ppy_core.diagnostics import Diagnostic, Error, Location
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_core.interface.hooks import HookCaller
 from ppy_core.interface.plugin import ModuleContext
+from ppy_core.interface.specs import LOWERING_ATTRIBUTE, OP_SPEC_KINDS, spec_attribute, spec_of
 from ppy_core.ir import DialectRegistry, PassManager, core_registry, print_ir
 from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp
+from ppy_core.ir.passes import Registered
+from ppy_core.ir.rewrite import ApplyPatterns
 from ppy_core.runtime.artifact import MANIFEST, write_manifest
 
 log = logging.getLogger(__name__)
@@ -42,24 +45,47 @@ class Builder:
         self.key = key
         self.diagnostics: list[Diagnostic] = list(key.activation.diagnostics)
         self.registry: DialectRegistry = core_registry()
+        self.lowerings: dict[str, dict[str, Any]] = {}  # op name -> `lowering` attribute
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)
+
+    def register_dialects(self, hooks: HookCaller) -> None:
+        """Each plugin's dialects; a name already taken is refused for that dialect
+        only (E1910, naming the plugin), so its ops stay unknown and its sites Python."""
+        for plugin, dialects in hooks.collect("register_dialects"):
+            for dialect in dialects:
+                try:
+                    self.registry.register(dialect)
+                except ValueError:
+                    self.report(
+                        Diagnostic(
+                            "E1910",
+                            f"plugin {plugin!r} registers dialect {dialect.name!r}, "
+                            "a name another dialect already has",
+                            hint="a plugin's dialect is named after the plugin "
+                            f"(e.g. '{plugin}.{dialect.name}'); report it to its authors",
+                            severity="warning",
+                        )
+                    )
 
     def build(self, out: Path) -> dict[str, Any]:
         source = read_source(self.key.path, self.key.source)
         # A plugin whose every claim conflicted (E1901) answers for nothing.
         claimants = set(self.key.activation.claims.values())
         plugins = [p for p in self.key.activation.plugins if p.name in claimants]
-        hooks = HookCaller(plugins, report=self.report)
-        for _plugin, dialects in hooks.collect("register_dialects"):
-            for dialect in dialects:
-                self.registry.register(dialect)
+        hooks = HookCaller(
+            plugins,
+            report=self.report,
+            claims=self.key.activation.claims,  # routes each question to its module's plugin
+            options={p.name: self.key.config.plugin(p.name).options for p in plugins},
+        )
+        self.register_dialects(hooks)
         oracle = Oracle(hooks)
         scope = self.key.scope
         imports = dict(scope.imports) if scope else {}
         module_ctx = ModuleContext(
-            str(self.key.path), self.key.path.stem, imports, report=self.report
+            str(self.key.path), self.key.path.stem, imports, report=hooks.relay
         )
         finder = SiteFinder(oracle, module_ctx, self.key.config.opt)
         findings = finder.run(source.tree)
@@ -67,7 +93,8 @@ class Builder:
             self.report(
                 Diagnostic(reject.code, reject.message, reject.hint, _where(self.key.path, node))
             )
-        passes = [*[p for _n, ps in hooks.collect("register_passes") for p in ps], *CORE_PASSES]
+        passes = self.plugin_passes(hooks)
+        self.lowerings = self.plugin_lowerings(hooks)
         expr_records, compiled_exprs = [], []
         results = self.expr_units(findings.expr_sites, passes, out)
         for site, (record, unit) in zip(findings.expr_sites, results, strict=True):
@@ -107,6 +134,34 @@ class Builder:
         write_manifest(out / MANIFEST, manifest)
         return {"module": str(self.key.path)}
 
+    def plugin_passes(self, hooks: HookCaller) -> list[Any]:
+        """The plugins' passes, then their rewrite patterns (one pass per plugin), then
+        the core's; each owned by the plugin that registered it, for E1902."""
+        passes: list[Any] = [
+            Registered(plugin, p) for plugin, ps in hooks.collect("register_passes") for p in ps
+        ]
+        for plugin, patterns in hooks.collect("register_patterns"):
+            passes.append(ApplyPatterns(plugin, tuple(patterns)))
+        return [*passes, *CORE_PASSES]
+
+    def plugin_lowerings(self, hooks: HookCaller) -> dict[str, dict[str, Any]]:
+        """op name -> the `lowering` attribute of the spec a plugin registered for its
+        own dialect's op (`register_lowerings`); the first plugin to name an op wins."""
+        table: dict[str, dict[str, Any]] = {}
+        for plugin, answer in hooks.collect("register_lowerings"):
+            for op_name, spec in dict(answer).items():
+                if type(spec) in OP_SPEC_KINDS:
+                    table.setdefault(op_name, spec_attribute(spec))
+                else:
+                    log.debug("plugin %s: lowering of %s is no op spec", plugin, op_name)
+        return table
+
+    def _annotate(self, func: FuncOp) -> None:
+        """Put each registered lowering on the ops it names (a call's own spec stays)."""
+        for op in func.walk():
+            if op.name in self.lowerings and LOWERING_ATTRIBUTE not in op.attributes:
+                op.attributes[LOWERING_ATTRIBUTE] = self.lowerings[op.name]
+
     def expr_units(
         self, sites: list[ExprSite], passes: list[Any], out: Path
     ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
@@ -143,22 +198,15 @@ class Builder:
 
     def _first_willing(self, func: FuncOp) -> Backend | None:
         for backend in self.key.backends:
-            try:
-                if backend.can_lower(func) is None:
-                    return backend
-            except Exception:  # a backend bug: the per-site path reports it
-                return None
+            if _refusal(backend, func) is None:
+                return backend
         return None
 
     def _skipped_reasons(self, func: FuncOp, chosen: Backend, record: dict[str, Any]) -> None:
         for backend in self.key.backends:
             if backend is chosen:
                 return
-            try:
-                reason = backend.can_lower(func)
-            except Exception as exc:  # a backend bug must not cost the module
-                reason = f"can_lower raised {type(exc).__name__}: {exc}"
-            record["reasons"].append(f"{backend.name}: {reason}")
+            record["reasons"].append(f"{backend.name}: {_refusal(backend, func)}")
 
     def _lower_batch(
         self, backend: Backend, funcs: list[Any], fastmath: bool, out: Path
@@ -190,12 +238,16 @@ class Builder:
             "unit": None,
             "reasons": [],
         }
+        if site.assumed:  # speculative: unannotated leaves taken as the library's arrays
+            record["assumed"] = [ast.unparse(site.leaves[i]) for i in site.assumed]
+            record["library"] = site_library(site)
         try:
             func = build_site_ir(site, self.registry)
             record["ir"] = print_ir(func)
             module = ModuleOp.empty()
             module.regions[0].block.append(func)
             PassManager(passes).run(module)
+            self._annotate(func)
             record["ir_final"] = print_ir(func)
         except Error as exc:
             self.report(_located(exc.diagnostic, self.key.path, site.node))
@@ -266,10 +318,7 @@ class Builder:
         node: ast.AST,
     ) -> CompiledUnit | None:
         for backend in self.key.backends:
-            try:
-                reason = backend.can_lower(func)
-            except Exception as exc:  # a backend bug must not cost the program
-                reason = f"can_lower raised {type(exc).__name__}: {exc}"
+            reason = _refusal(backend, func)
             if reason is not None:
                 record["reasons"].append(f"{backend.name}: {reason}")
                 continue
@@ -325,10 +374,28 @@ class Builder:
         record["unit"] = {
             "backend": unit.backend,
             "loader": unit.loader,
+            "runtime": unit.runtime,
             "files": list(unit.files),
             "data": dict(unit.data),
         }
         record["backend"] = backend.name
+
+
+def _refusal(backend: Backend, func: FuncOp) -> str | None:
+    """Why `backend` will not lower `func`: a lowering spec on one of its ops that it
+    cannot read (`read_spec`), else its `can_lower`; None: it will. A backend that
+    raises is refused with what it raised: a backend bug must not cost the module."""
+    try:
+        for op in func.walk():
+            attribute = op.attributes.get(LOWERING_ATTRIBUTE)
+            if attribute is not None:
+                spec = spec_of(attribute)
+                reason = backend.read_spec(spec)
+                if reason is not None:
+                    return f"{op.name}: {reason}"
+        return backend.can_lower(func)
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
 
 
 def _where(path: Path, node: ast.AST) -> Location:

@@ -12,15 +12,19 @@ imported only when a project activates it:
 Every backend installed is enabled; `[tool.ppy] backends = [...]` orders and
 restricts them. Problems are diagnostics, never crashes: two plugins claiming one
 module (E1901, neither gets it), another interface version (E1903), a failed import
-or factory (E1904), a malformed entry point (E1905), one name twice (E1906).
+or factory (E1904), a malformed entry point (E1905), one name twice (E1906). A plugin
+that cannot be loaded is deactivated with a warning; one that refuses its options
+(`Plugin.validate_options`, E1907 naming the key) is not used either.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal, cast
 
 from ppy_core.diagnostics import Diagnostic, PluginError
@@ -35,7 +39,13 @@ if TYPE_CHECKING:
 
 PLUGIN_GROUP: Final = "ppy.plugins"
 BACKEND_GROUP: Final = "ppy.backends"
-Kind = Literal["plugin", "backend"]
+RUNTIME_GROUP: Final = "ppy.runtimes"  # runtime adapters, see ppy_core.runtime.adapter
+Kind = Literal["plugin", "backend", "runtime"]
+_GROUPS: Final[Mapping[str, Kind]] = {
+    PLUGIN_GROUP: "plugin",
+    BACKEND_GROUP: "backend",
+    RUNTIME_GROUP: "runtime",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +94,7 @@ class Entry:
 
     @property
     def group(self) -> str:
-        return PLUGIN_GROUP if self.kind == "plugin" else BACKEND_GROUP
+        return next(group for group, kind in _GROUPS.items() if kind == self.kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +104,7 @@ class Discovered:
     plugins: Mapping[str, Entry]
     backends: Mapping[str, Entry]
     diagnostics: tuple[Diagnostic, ...] = ()
+    runtimes: Mapping[str, Entry] = field(default_factory=dict)  # read by the runtime only
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,15 +139,27 @@ _loaded: dict[tuple[Kind, str, str], Plugin | Backend | PluginError] = {}
 def discover(path: Sequence[str] | None = None, *, refresh: bool = False) -> Discovered:
     """Read the entry points of every distribution on `path` (default: sys.path).
 
-    Imports nothing. Cached per path; `refresh=True` reads the metadata again."""
-    search = tuple(sys.path if path is None else path)
+    Imports nothing. Cached per path (its folders that hold metadata: the script's
+    folder `ppy FILE` puts first on sys.path does not cost a second scan);
+    `refresh=True` reads the metadata again."""
+    search = tuple(p for p in (sys.path if path is None else path) if _may_hold_metadata(p))
     if refresh or search not in _discovered:
         _discovered[search] = _read(search)
     return _discovered[search]
 
 
+def _may_hold_metadata(entry: str) -> bool:
+    """Whether a sys.path entry may hold distribution metadata: a folder with a
+    `*.dist-info`/`*.egg-info` in it, or anything that is not a readable folder."""
+    try:
+        names = os.listdir(entry or ".")
+    except OSError:
+        return True
+    return any(name.endswith((".dist-info", ".egg-info")) for name in names)
+
+
 def _read(search: tuple[str, ...]) -> Discovered:
-    found: dict[Kind, dict[str, list[Entry]]] = {"plugin": {}, "backend": {}}
+    found: dict[Kind, dict[str, list[Entry]]] = {"plugin": {}, "backend": {}, "runtime": {}}
     diagnostics: list[Diagnostic] = []
     seen: set[str] = set()
     import importlib.metadata as md  # ~15 ms: only when a module needs plugins
@@ -151,7 +174,7 @@ def _read(search: tuple[str, ...]) -> Discovered:
             continue  # like the import system: the first on the path wins
         seen.add(normalize(dist_name))
         for ep in dist.entry_points:
-            kind: Kind | None = {PLUGIN_GROUP: "plugin", BACKEND_GROUP: "backend"}.get(ep.group)
+            kind: Kind | None = _GROUPS.get(ep.group)
             if kind is None:
                 continue
             if not _VALUE.match(ep.value):
@@ -169,11 +192,13 @@ def _read(search: tuple[str, ...]) -> Discovered:
         plugins=_unique(found["plugin"], diagnostics),
         backends=_unique(found["backend"], diagnostics),
         diagnostics=tuple(diagnostics),
+        runtimes=_unique(found["runtime"], diagnostics),
     )
 
 
 def _entry(kind: Kind, ep: md.EntryPoint, dist_name: str, version: str) -> Entry:
-    table = FIRST_PARTY if kind == "plugin" else FIRST_PARTY_BACKENDS
+    # a library's runtime adapter ships in its plugin's distribution
+    table = FIRST_PARTY_BACKENDS if kind == "backend" else FIRST_PARTY
     first = table.get(ep.name)
     is_first = first is not None and first.distribution == normalize(dist_name)
     modules = first.modules if first is not None and is_first else ()
@@ -286,12 +311,18 @@ def activate(
         if not enabled or (entry.first_party and not tops.intersection(entry.modules)):
             continue
         try:
-            instance = load(entry)
+            instance = cast(Plugin, load(entry))
         except PluginError as exc:
-            diagnostics.append(exc.diagnostic)
+            # Deactivated, not fatal: the code of its library runs as Python.
+            diagnostics.append(replace(exc.diagnostic, severity="warning"))
             refused[name] = exc.diagnostic.message
             continue
-        plugins.append(cast(Plugin, instance))
+        problems = _option_problems(instance, config)
+        if problems:
+            diagnostics.extend(problems)
+            refused[name] = problems[0].message
+            continue
+        plugins.append(instance)
     for name, said in sorted(config.plugins.items()):
         if said.enabled is True and name not in found.plugins:
             diagnostics.append(
@@ -304,6 +335,38 @@ def activate(
             )
     claims = _claims(plugins, diagnostics)
     return Activation(tuple(plugins), claims, tuple(diagnostics), refused)
+
+
+def _option_problems(plugin: Plugin, config: Config) -> list[Diagnostic]:
+    """The plugin's verdict on its `[tool.ppy.plugins.NAME]` options: E1907 per refused
+    key (at its pyproject.toml line), or E1900 if `validate_options` itself failed."""
+    options = config.plugin(plugin.name).options
+    if not options:
+        return []
+    try:
+        verdict = plugin.validate_options(MappingProxyType(dict(options)))
+        bad = {str(key): str(problem) for key, problem in dict(verdict or {}).items()}
+    except Exception as exc:
+        return [
+            Diagnostic(
+                "E1900",
+                f"plugin {plugin.name!r}: hook validate_options raised "
+                f"{type(exc).__name__}: {exc}; the plugin is not used",
+                hint="report it to the plugin's authors, or remove its options",
+                location=config.option_location(plugin.name, next(iter(options))),
+                severity="warning",
+            )
+        ]
+    return [
+        Diagnostic(
+            "E1907",
+            f"tool.ppy.plugins.{plugin.name}.{key}: {problem}",
+            hint=f"fix or remove {key!r} in [tool.ppy.plugins.{plugin.name}]; until then "
+            f"plugin {plugin.name!r} is not used (its library's code runs as Python)",
+            location=config.option_location(plugin.name, key),
+        )
+        for key, problem in sorted(bad.items())
+    ]
 
 
 def _claims(plugins: Sequence[Plugin], diagnostics: list[Diagnostic]) -> dict[str, str]:
@@ -366,6 +429,7 @@ def load_backends(config: Config, discovered: Discovered | None = None) -> Backe
 __all__ = [
     "PLUGIN_GROUP",
     "BACKEND_GROUP",
+    "RUNTIME_GROUP",
     "FIRST_PARTY",
     "FIRST_PARTY_BACKENDS",
     "FirstParty",

@@ -69,6 +69,7 @@ class CallContext:
     receiver: Type | None = None
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,7 @@ class OperatorContext:
     constants: tuple[Any, ...] = ()
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ class AttributeContext:
     owner_type: Type | None = None
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,16 +111,27 @@ class SubscriptContext:
     in_annotation: bool = False
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class DecoratorContext:
-    """A decorator `qualname` applied to the function `function`."""
+    """A decorator applied to the function `function`.
+
+    `qualname` is what the decorator resolves to through the module's imports
+    ("torch.no_grad"), or, for a method of a module-level object, its class's name
+    and the method ("fastapi.FastAPI.get" for `@app.get(...)` where `app = FastAPI()`;
+    `receiver` is then that object's type). `text` is the decorator as written,
+    `called` whether it is called (`@torch.no_grad()`, not `@torch.no_grad`)."""
 
     qualname: str
     function: str
+    text: str = ""
+    called: bool = False
+    receiver: Type | None = None
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +149,11 @@ class FunctionContext:
     fastmath: bool = False
     location: Location | None = None
     report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # transparent decorators: applied at run time around whatever is compiled
+    outer: tuple[str, ...] = ()
+    # what the calls of the body may do (CallAnswer.effects), e.g. {"WriteMemory"}
+    effects: frozenset[str] = frozenset()
 
     def resolve(self, node: ast.expr) -> str | None:
         """The qualified name a Name/Attribute chain refers to, via the module's imports."""
@@ -164,17 +183,38 @@ class Converge:
 
 @dataclass(frozen=True, slots=True)
 class CallAnswer:
-    """What a plugin knows of a call: its result type, its effects, how it lowers."""
+    """What a plugin knows of a call: its result type, its effects, how it lowers.
+
+    A call whose `effects` hold "WriteMemory", "IO" or "Callback" ends an expression
+    site (the tree is split around it) and keeps its function from being a region
+    unless the region's own spec declares the write. `lowering` (an IntrinsicSpec,
+    DirectCallSpec or DialectOperationSpec) travels on the op a converged call becomes;
+    a backend that cannot read it leaves the site alone."""
 
     result: Type
     effects: frozenset[str] = frozenset({"Pure"})
     lowering: LoweringSpec | None = None
 
 
+TRANSPARENT = "transparent"
+CALLS = "calls"
+UNVOUCHED = "unvouched"
+DECORATOR_KINDS: tuple[str, ...] = (TRANSPARENT, CALLS, UNVOUCHED)
+
+
 @dataclass(frozen=True, slots=True)
 class DecoratorSemantics:
-    """How a decorator treats the function: "inert" (returns it unchanged),
-    "wraps" (unknown wrapper: the function stays Python), or "staged"."""
+    """What a decorator does to the function it decorates, as its plugin vouches.
+
+    - TRANSPARENT (`@torch.no_grad()`): the function compiles as if undecorated;
+      the decorator still applies at run time, around the compiled function or
+      region (which must honour what it sets, e.g. grad mode).
+    - CALLS (`@jax.jit`): it changes how the function is called; the body stays as
+      written (no expression sites), and the function is offered whole to `stage`
+      with the decorator among `FunctionContext.decorators`.
+    - UNVOUCHED (`@app.get(...)`): a framework calls it; it is left exactly as
+      written, `reason` shown in `ppy explain`.
+    A decorator no plugin answers for is opaque: the function stays Python."""
 
     kind: str
     reason: str = ""
@@ -184,7 +224,12 @@ class Plugin:
     """Base of every plugin. Every hook is a no-op; override what you know.
 
     Returning None from a hook means "not mine". Hooks are pure: their answers
-    may be cached. Errors go through the context's `report`, not raised."""
+    may be cached. Errors go through the context's `report`, not raised.
+
+    A question about module M (a call of `M.f`, an operator on M's arrays) goes to
+    the plugin claiming M first; the others hear it only when that one answers None,
+    and a question about two claimed libraries at once goes to a plugin claiming both.
+    Every context carries this plugin's own options (`ctx.options`)."""
 
     name: ClassVar[str] = ""
     interface: ClassVar[int] = INTERFACE
@@ -197,6 +242,13 @@ class Plugin:
 
     def detected(self) -> Mapping[str, str]:
         """What `ppy doctor` shows this plugin found (library build, toolchain)."""
+        return {}
+
+    def validate_options(self, options: Mapping[str, Any]) -> Mapping[str, str]:
+        """Check the keys of `[tool.ppy.plugins.NAME]` other than `enabled`, once per
+        activation: return `{key: what is wrong}` for each bad one (empty: all good).
+        A plugin with a refused option is not used (E1907 names the key); the options
+        it accepts reach every hook as `ctx.options`."""
         return {}
 
     # -- typing ---------------------------------------------------------------
@@ -229,11 +281,15 @@ class Plugin:
         return None
 
     def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
-        """What a decorator from this library does to a function."""
+        """What a decorator from this library does to a function (see
+        DecoratorSemantics); None: not known here (opaque unless another knows)."""
         return None
 
     def adjust_call(self, ctx: CallContext) -> CallContext | None:
-        """A normalized call (keywords bound to positions, defaults filled)."""
+        """The call normalised before it is typed: e.g. keywords whose constant value
+        is the default dropped (`np.sum(a, axis=None)` is `np.sum(a)`). Only keywords
+        with literal values (`kw_constants`) may be dropped for a call to converge: the
+        core evaluates every expression the user wrote. None: nothing to normalise."""
         return None
 
     def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
@@ -245,21 +301,37 @@ class Plugin:
         `tensor.unary {op = "sin"}`), whatever its own lowering is."""
         return None
 
+    def speculative_array(self) -> Type | None:
+        """The array type an unannotated leaf may be assumed to be in a module that
+        imports this library (`numpy.ndarray` of float64), or None: never assume.
+
+        A tree over such leaves that converges only under the assumption becomes a
+        *speculative* site: the run-time guard checks each assumed leaf is exactly that
+        array, and anything else (floats, lists, other libraries' tensors) runs the
+        Python path. Offer it only when the runtime adapter's guard can check the type."""
+        return None
+
     # -- IR -------------------------------------------------------------------
     def register_dialects(self) -> Sequence[Dialect]:
         """Dialects this plugin adds; a plugin's dialect is named after it."""
         return ()
 
     def register_passes(self) -> Sequence[Pass]:
-        """Passes run on every site this plugin contributed to."""
+        """Passes run on every expression site, before the patterns and the core's
+        passes, under the verifier: one that leaves the IR invalid is E1902 naming
+        this plugin (whatever the pass's own `owner` says)."""
         return ()
 
     def register_patterns(self) -> Sequence[RewritePattern]:
-        """Rewrite patterns applied greedily to this plugin's sites."""
+        """Rewrite patterns applied greedily to every expression site, as one pass
+        after the plugins' passes, under the verifier (E1902 names this plugin). Each
+        pattern guards first, so it touches only the ops it knows."""
         return ()
 
     def register_lowerings(self) -> Mapping[str, LoweringSpec]:
-        """How this plugin's own dialect ops lower, by op name."""
+        """How this plugin's own dialect ops lower, by op name (IntrinsicSpec,
+        DirectCallSpec or DialectOperationSpec): the driver puts each on the ops it
+        names, as their `lowering` attribute, and a backend must read it (`read_spec`)."""
         return {}
 
 
@@ -275,6 +347,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "adjust_call",
     "stage",
     "tensor_operation",
+    "speculative_array",
     "register_dialects",
     "register_passes",
     "register_patterns",
@@ -295,6 +368,10 @@ __all__ = [
     "Converge",
     "CallAnswer",
     "DecoratorSemantics",
+    "DECORATOR_KINDS",
+    "TRANSPARENT",
+    "CALLS",
+    "UNVOUCHED",
     "NOT_CONSTANT",
     "NotConstant",
     "Report",

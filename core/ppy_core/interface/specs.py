@@ -64,7 +64,51 @@ LoweringSpec = (
     | RejectSpec
 )
 
+#: effects that end an expression site and keep a function from being a region
+BARRIER_EFFECTS: frozenset[str] = frozenset({"WriteMemory", "IO", "Callback"})
+
+#: the spec kinds that travel on an op to a backend, by the name a backend reads
+OP_SPEC_KINDS: Mapping[type, str] = {
+    IntrinsicSpec: "intrinsic",
+    DirectCallSpec: "direct_call",
+    DialectOperationSpec: "dialect_operation",
+}
+LOWERING_ATTRIBUTE = "lowering"  # the op attribute holding an op's spec
+
+
+def spec_kind(spec: object) -> str:
+    """The kind name a backend reads ("intrinsic", ...), or another spec's class name."""
+    return OP_SPEC_KINDS.get(type(spec), type(spec).__name__)
+
+
+def spec_attribute(spec: IntrinsicSpec | DirectCallSpec | DialectOperationSpec) -> dict[str, Any]:
+    """The spec as a plain IR attribute value (printable, compared by CSE)."""
+    if isinstance(spec, IntrinsicSpec):
+        return {"kind": "intrinsic", "name": spec.name}
+    if isinstance(spec, DirectCallSpec):
+        return {"kind": "direct_call", "target": spec.target}
+    return {"kind": "dialect_operation", "op": spec.op, "attributes": dict(spec.attributes)}
+
+
+def spec_of(attribute: Mapping[str, Any]) -> IntrinsicSpec | DirectCallSpec | DialectOperationSpec:
+    """The typed spec of an op's `lowering` attribute (the inverse of spec_attribute)."""
+    kind = attribute.get("kind")
+    if kind == "intrinsic":
+        return IntrinsicSpec(str(attribute["name"]))
+    if kind == "direct_call":
+        return DirectCallSpec(str(attribute["target"]))
+    if kind == "dialect_operation":
+        return DialectOperationSpec(str(attribute["op"]), dict(attribute.get("attributes", {})))
+    raise ValueError(f"no lowering spec of kind {kind!r}")
+
+
 __all__ = [
+    "BARRIER_EFFECTS",
+    "OP_SPEC_KINDS",
+    "LOWERING_ATTRIBUTE",
+    "spec_kind",
+    "spec_attribute",
+    "spec_of",
     "IntrinsicSpec",
     "DialectOperationSpec",
     "DirectCallSpec",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from ppy_core.diagnostics import InternalError, InvalidIRError, PluginError
@@ -20,6 +21,22 @@ class Pass(Protocol):
     owner: ClassVar[str]
 
     def run(self, root: Operation) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """A pass as a plugin registered it (`register_passes`): `owner` is that plugin,
+    whatever the pass itself claims, so E1902 blames the plugin that brought it."""
+
+    owner: str
+    inner: Pass
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def run(self, root: Operation) -> None:
+        self.inner.run(root)
 
 
 class PassManager:
@@ -57,4 +74,4 @@ def _blame(p: Pass, what: str) -> Exception:
     )
 
 
-__all__ = ["Pass", "PassManager"]
+__all__ = ["Pass", "PassManager", "Registered"]

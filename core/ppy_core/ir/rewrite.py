@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ppy_core.ir.core import Block, Operation, Value
@@ -68,4 +69,22 @@ def apply_patterns(
     return rewriter.changed
 
 
-__all__ = ["RewritePattern", "Rewriter", "apply_patterns"]
+@dataclass(frozen=True, slots=True)
+class ApplyPatterns:
+    """One plugin's rewrite patterns as a pass: applied greedily to a module, verified
+    after by the pass manager. `owner` is the plugin that registered them (the driver
+    takes it from the hook caller, never from the patterns), so a pattern that leaves
+    the IR invalid is an E1902 naming that plugin."""
+
+    owner: str
+    patterns: tuple[RewritePattern, ...]
+
+    @property
+    def name(self) -> str:
+        return "patterns[" + ", ".join(type(p).__name__ for p in self.patterns) + "]"
+
+    def run(self, root: Operation) -> None:
+        apply_patterns(root, self.patterns)
+
+
+__all__ = ["RewritePattern", "Rewriter", "apply_patterns", "ApplyPatterns"]

@@ -8,13 +8,15 @@
     cache-dir = ".ppy-cache"       # relative to the pyproject.toml's folder
     [tool.ppy.plugins.foo]
     enabled = true                 # third-party plugins load only when enabled
-    some-option = 1                # anything else is passed to plugin `foo`
+    some-option = 1                # anything else reaches plugin `foo` as ctx.options,
+                                   # checked by its validate_options (E1907)
 
 Unknown keys and bad values raise `ConfigError` (E1950) naming the file and key.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,6 +65,13 @@ class Config:
     def plugin(self, name: str) -> PluginConfig:
         """The configuration of plugin `name` (a default one when not named)."""
         return self.plugins.get(name) or PluginConfig()
+
+    def option_location(self, plugin: str, key: str) -> Location | None:
+        """Where `[tool.ppy.plugins.PLUGIN] KEY` is written (file:line, or the file
+        alone when the line cannot be told), so a refused option points at itself."""
+        if self.path is None:
+            return None
+        return Location(str(self.path), _key_line(self.path, f"tool.ppy.plugins.{plugin}", key))
 
     def key_options(self) -> dict[str, Any]:
         """What of this configuration changes compiled code (part of cache keys)."""
@@ -224,6 +233,41 @@ def _plugins(value: object, path: Path) -> Mapping[str, PluginConfig]:
         rest = {k: v for k, v in options.items() if k != "enabled"}
         plugins[name] = PluginConfig(enabled, MappingProxyType(rest) if rest else _EMPTY)
     return MappingProxyType(plugins)
+
+
+_HEADER: Final = re.compile(r"^\s*\[(?!\[)\s*([^\]]+?)\s*\]\s*(?:#.*)?$")
+_ASSIGNED: Final = re.compile(r"^\s*([\w\-.\"' ]+?)\s*=(.*)$")
+
+
+def _dotted(text: str) -> str:
+    """A TOML key as one dotted string: `"a" . b` -> `a.b` (quotes and spaces dropped)."""
+    return ".".join(part.strip().strip("\"'") for part in text.split("."))
+
+
+def _key_line(path: Path, table: str, key: str) -> int:
+    """The 1-based line of `key` in `table` of the TOML file at `path` (0: not found).
+
+    tomllib keeps no positions; this reads the common spellings: `[table]` then
+    `key = ...`, a dotted `sub.key = ...` under a parent table, an inline table."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    target, current = f"{table}.{key}", ""
+    for number, line in enumerate(lines, start=1):
+        header = _HEADER.match(line)
+        if header:
+            current = _dotted(header.group(1))
+            continue
+        assigned = _ASSIGNED.match(line)
+        if assigned is None:
+            continue
+        full = _dotted(f"{current}.{assigned.group(1)}" if current else assigned.group(1))
+        if full == target:
+            return number
+        if full == table and re.search(rf"[{{,]\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+            return number
+    return 0
 
 
 __all__ = [

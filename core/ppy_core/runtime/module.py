@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import importlib
 import importlib.util
 import linecache
 import logging
@@ -26,11 +25,6 @@ FALLBACK_MARK = "<ppy fallback>"  # in the qualname of a site's Python path (see
 
 class ArtifactWarning(UserWarning):
     """A piece of an artifact could not be used; that part runs as Python."""
-
-
-def _loader(spec: str) -> Callable[..., Any]:
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 class Binder:
@@ -66,13 +60,30 @@ class Binder:
         if self.refuse:
             return dispatch.PythonSite(fallback, self.refuse)
         try:
-            return _loader(unit["loader"])(unit["data"], self.directory, fallback, record)
+            return self._bind_unit(unit, fallback, record)
         except Exception as exc:
             self._warn(
                 f"site {site_id} ({record.get('text', '')}) runs as Python: its "
                 f"compiled part failed to load: {exc}  [E3004]"
             )
             return dispatch.PythonSite(fallback, "load failed")
+
+    def _bind_unit(
+        self, unit: dict[str, Any], fallback: Callable[..., Any], record: dict[str, Any]
+    ) -> Any:
+        """A kernel unit goes to the runtime adapter it names (by registered name, see
+        `runtime.adapter`); any other unit to its backend's own loader."""
+        from ppy_core.runtime import abi, adapter  # only a module with compiled sites
+
+        runtime = unit.get("runtime")
+        if runtime:
+            found = adapter.adapter(str(runtime))
+            kernel = abi.load_kernel(unit["data"], self.directory, unit["files"])
+            if kernel is None:  # refused by this CPU (abi warned once)
+                return dispatch.PythonSite(fallback, "kernel cannot run here")
+            return found.kernel_site(kernel, fallback, record["id"])
+        loader = adapter.resolve_loader(str(unit.get("loader", "")))
+        return loader(unit["data"], self.directory, fallback, record)
 
     def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
         site_id = f"{self.module}:{record['id']}"

@@ -27,6 +27,7 @@ from ppy_core.ir import (
     verify,
 )
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ModuleOp, ReturnOp
+from ppy_core.ir.dialects.library import LibraryCall, library_ops
 from ppy_core.ir.dialects.tensor import AddOp, CompareOp, KernelOp, MulOp, NegOp, ReduceOp, YieldOp
 
 VEC = TensorType(F64, (None,))
@@ -215,6 +216,34 @@ def test_plugin_dialect_parses_once_registered() -> None:
     registry = core_registry()
     registry.register(Dialect("fakeplugin", [FrobOp]))
     assert print_ir(parse_ir(text, registry)) == text
+
+
+def test_the_core_registers_only_the_shared_dialects() -> None:
+    """aten, stablehlo and scipy.* are their plugins' (ppy-torch, ppy-jax, ppy-scipy)."""
+    assert sorted(core_registry().dialects) == ["builtin", "columnar", "func", "linalg", "tensor"]
+
+
+def test_a_plugin_library_dialect_with_a_dotted_name_round_trips() -> None:
+    text = textwrap.dedent("""\
+        func.func @f(%x: tensor<?xf64>) -> (tensor<?xc128>) {
+          %0 = vendor.fft.rfft %x {target = "vendor.fft.rfft"} : (tensor<?xf64>) -> tensor<?xc128>
+          func.return %0 : (tensor<?xc128>) -> ()
+        }
+        """)
+    registry = core_registry()
+    registry.register(Dialect("vendor.fft", library_ops("vendor.fft", ("rfft",))))
+    op = parse_ir(text, registry)
+    verify(op)
+    assert print_ir(op) == text
+    (call,) = [o for o in op.walk() if o.name == "vendor.fft.rfft"]
+    assert isinstance(call, LibraryCall)
+    assert call.effects == frozenset({"ReadMemory"})
+
+
+def test_a_dialect_name_is_registered_once() -> None:
+    registry = core_registry()
+    with pytest.raises(ValueError, match="linalg is registered twice"):
+        registry.register(Dialect("linalg", library_ops("linalg", ("dot",))))
 
 
 class MulByOneToNeg:

@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 from textwrap import dedent
+from typing import ClassVar
 
 from ppy_core.compiler.passes import DeadCodeElimination
-from ppy_core.ir import PassManager, core_registry, parse_ir, print_ir
+from ppy_core.ir import (
+    Dialect,
+    Operation,
+    PassManager,
+    Type,
+    core_registry,
+    operand,
+    parse_ir,
+    print_ir,
+    result,
+)
+
+
+class WriteOp(Operation):
+    """A write, as a plugin's dialect may register one (ppy-torch's `aten.copy_`)."""
+
+    name: ClassVar[str] = "demo.write"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    dest = operand(Type)
+    src = operand(Type)
+    out = result(Type)
 
 
 def dce(before: str) -> str:
-    op = parse_ir(dedent(before), core_registry())
+    registry = core_registry()
+    registry.register(Dialect("demo", [WriteOp]))
+    op = parse_ir(dedent(before), registry)
     PassManager([DeadCodeElimination()]).run(op)
     return print_ir(op)
 
@@ -36,7 +59,7 @@ def test_ops_with_effects_stay_even_when_unused() -> None:
     text = dedent("""\
         func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> () {
           %0 = func.call %a {callee = "print"} : (tensor<?xf32>) -> none
-          %1 = aten.copy_ %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+          %1 = demo.write %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
           %2 = linalg.det %a {target = "numpy.linalg.det"} : (tensor<?xf32>) -> f32
           func.return : () -> ()
         }

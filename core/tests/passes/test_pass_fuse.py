@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 from textwrap import dedent
+from typing import ClassVar
 
 from ppy_core.compiler.passes import FuseElementwise
-from ppy_core.ir import PassManager, core_registry, parse_ir, print_ir
+from ppy_core.ir import (
+    Dialect,
+    Operation,
+    PassManager,
+    Type,
+    core_registry,
+    operand,
+    parse_ir,
+    print_ir,
+    result,
+)
+
+
+class WriteOp(Operation):
+    """A write, as a plugin's dialect may register one (ppy-torch's `aten.copy_`)."""
+
+    name: ClassVar[str] = "demo.write"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    dest = operand(Type)
+    src = operand(Type)
+    out = result(Type)
 
 
 def fuse(before: str) -> str:
-    op = parse_ir(dedent(before), core_registry())
+    registry = core_registry()
+    registry.register(Dialect("demo", [WriteOp]))
+    op = parse_ir(dedent(before), registry)
     PassManager([FuseElementwise()]).run(op)
     after = print_ir(op)
     PassManager([FuseElementwise()]).run(op)
@@ -108,12 +131,12 @@ def test_ops_never_move_past_a_write() -> None:
     after = fuse("""\
         func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>) {
           %0 = tensor.neg %a : (tensor<?xf32>) -> tensor<?xf32>
-          %w = aten.copy_ %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+          %w = demo.write %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
           %1 = tensor.abs %0 : (tensor<?xf32>) -> tensor<?xf32>
           func.return %1 : (tensor<?xf32>) -> ()
         }
         """)
-    assert after.index("tensor.neg") < after.index("aten.copy_") < after.index("tensor.kernel")
+    assert after.index("tensor.neg") < after.index("demo.write") < after.index("tensor.kernel")
     assert "tensor.kernel %0 (" in after
 
 

@@ -33,8 +33,8 @@ enabled = true
 
 # What a compiled run leaves in sys.modules and `ppy run` must not.
 COMPILER_PROBE = (
-    "sorted(m for m in sys.modules if m.startswith(('ppy_core.compiler.frontend', 'ppy_core.compiler.passes', "
-    "'ppy_core.compiler.driver', 'llvmlite')))"
+    "sorted(m for m in sys.modules if m.startswith(('ppy_core.compiler.frontend', "
+    "'ppy_core.compiler.passes', 'ppy_core.compiler.driver', 'llvmlite')))"
 )
 
 # The ways of running a program, in the order three_ways returns them.

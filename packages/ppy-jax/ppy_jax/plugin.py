@@ -8,12 +8,18 @@ fingerprint.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from ppy_core.cache.keys import installed_version
-from ppy_core.interface.plugin import Plugin
+from ppy_core.interface.plugin import CALLS, DecoratorContext, DecoratorSemantics, Plugin
 from ppy_jax._probe import probe
+
+if TYPE_CHECKING:
+    from ppy_core.ir.core import Dialect
+
+
+JIT_DECORATORS = frozenset({"jax.jit"})
 
 
 class JaxPlugin(Plugin):
@@ -35,6 +41,14 @@ class JaxPlugin(Plugin):
             f":flax={flax}:optax={optax}"
         )
 
+    def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
+        """`@jax.jit` traces the function with abstract values and calls what XLA
+        compiled: its body must stay as written (a dispatcher would see tracers), and
+        the function is for this plugin to stage whole."""
+        if ctx.qualname in JIT_DECORATORS:
+            return DecoratorSemantics(CALLS, "jax traces it and calls the XLA computation")
+        return None
+
     def detected(self) -> Mapping[str, str]:
         """JAX's and jaxlib's versions, the default platform and its devices."""
         build = probe()
@@ -47,6 +61,12 @@ class JaxPlugin(Plugin):
             "flax": installed_version("flax") or "not installed",
             "optax": installed_version("optax") or "not installed",
         }
+
+    def register_dialects(self) -> Sequence[Dialect]:
+        """The `stablehlo` dialect (`ppy_jax.dialect`): exported JAX computations."""
+        from ppy_jax.dialect import STABLEHLO
+
+        return (STABLEHLO,)
 
 
 __all__ = ["JaxPlugin"]

@@ -8,6 +8,7 @@ typed with dtype and shape refinements, and elementwise arithmetic, comparisons,
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 from collections.abc import Mapping
@@ -24,7 +25,7 @@ from ppy_core.interface.plugin import (
     Plugin,
     SubscriptContext,
 )
-from ppy_core.interface.specs import DialectOperationSpec
+from ppy_core.interface.specs import DialectOperationSpec, IntrinsicSpec
 from ppy_core.ir.types import (
     F64,
     I1,
@@ -127,6 +128,11 @@ class NumpyPlugin(Plugin):
     def external_types(self) -> Mapping[str, Type]:
         return {"numpy.ndarray": T.ARRAY, "numpy.float64": F64, T.GENERATOR: _GENERATOR}
 
+    def speculative_array(self) -> Type | None:
+        """Unannotated leaves may be float64 arrays: the dispatcher's guard checks each
+        one is an exact, C-contiguous float64 ndarray and runs Python otherwise."""
+        return T.ARRAY
+
     def subscript(self, ctx: SubscriptContext) -> Type | None:
         if ctx.in_annotation and ctx.qualname in ("numpy.typing.NDArray", "numpy.ndarray"):
             names = [n for n in ctx.index_names if isinstance(n, str)]
@@ -152,6 +158,8 @@ class NumpyPlugin(Plugin):
         return None
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
+        if _writes(ctx):  # `np.add(a, b, out=c)`, `np.copyto(a, b)`: an array is written
+            return CallAnswer(UNKNOWN, effects=frozenset({"ReadMemory", "WriteMemory"}))
         if ctx.callee in T.CREATION:
             dtype = ctx.kw_constants.get("dtype", NOT_CONSTANT)
             return CallAnswer(T.ARRAY if dtype is NOT_CONSTANT else UNKNOWN)
@@ -169,10 +177,27 @@ class NumpyPlugin(Plugin):
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
         converge = self.tensor_operation(ctx)
         if converge is not None:
-            return CallAnswer(converge.result)
+            return CallAnswer(converge.result, lowering=_intrinsic(ctx.callee))
         if _scalar_math(ctx):
             return CallAnswer(F64)  # np.sin(1.5) is a numpy.float64
         return None
+
+    def adjust_call(self, ctx: CallContext) -> CallContext | None:
+        """Drop keywords whose literal value is NumPy's default (`axis=None`, `out=None`,
+        `dtype=None`, `keepdims=False`, `where=True`): the call means the same without."""
+        defaults = _defaults(ctx.callee)
+        dropped = {
+            k
+            for k, value in ctx.kw_constants.items()
+            if k in defaults and value is defaults[k]  # None/True/False: `is` is exact
+        }
+        if not dropped:
+            return None
+        return dataclasses.replace(
+            ctx,
+            kwargs={k: t for k, t in ctx.kwargs.items() if k not in dropped},
+            kw_constants={k: v for k, v in ctx.kw_constants.items() if k not in dropped},
+        )
 
     def call_alias(self, ctx: CallContext) -> str | None:
         prefix = "numpy.ndarray."
@@ -231,6 +256,53 @@ class NumpyPlugin(Plugin):
         if callee in T.SIGN_FUNCTIONS and len(args) == 1:
             return Converge(T.SIGN_FUNCTIONS[callee], result)
         return None
+
+
+_UFUNC_INPUTS: Final = (
+    (T.BINARY_FUNCTIONS, 2),
+    (T.COMPARE_FUNCTIONS, 2),
+    (T.UNARY_FUNCTIONS, 1),
+    (T.SIGN_FUNCTIONS, 1),
+)
+
+
+def _ufunc_inputs(callee: str) -> int:
+    """How many inputs the ufunc `callee` takes (0: not one of ours)."""
+    return next((n for table, n in _UFUNC_INPUTS if callee in table), 0)
+
+
+def _is_reduction(callee: str) -> bool:
+    return callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS
+
+
+def _defaults(callee: str) -> Mapping[str, Any]:
+    if _is_reduction(callee):
+        return T.REDUCTION_DEFAULTS
+    return T.UFUNC_DEFAULTS if _ufunc_inputs(callee) else {}
+
+
+def _writes(ctx: CallContext) -> bool:
+    """Whether the call writes an array it is given: an `out` (by keyword, or a ufunc's
+    positional argument after its inputs) that is not the literal None, or a call that
+    writes in place (`T.WRITES`)."""
+    if ctx.callee in T.WRITES:
+        return True
+    inputs = _ufunc_inputs(ctx.callee)
+    if not inputs and not _is_reduction(ctx.callee):
+        return False
+    if "out" in ctx.kwargs and ctx.kw_constants.get("out", NOT_CONSTANT) is not None:
+        return True
+    return inputs > 0 and len(ctx.args) > inputs
+
+
+def _intrinsic(callee: str) -> IntrinsicSpec | None:
+    """How a converged unary function lowers: the intrinsic of its name (`np.sin` ->
+    "sin", `np.fabs` -> "abs"); a backend that does not implement it leaves the site."""
+    if callee in T.UNARY_FUNCTIONS:
+        return IntrinsicSpec(T.UNARY_FUNCTIONS[callee])
+    if callee in T.SIGN_FUNCTIONS:
+        return IntrinsicSpec(T.SIGN_FUNCTIONS[callee].removeprefix("tensor."))
+    return None
 
 
 def _python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:

@@ -127,3 +127,29 @@ GENERATOR_FLOAT_SIZE: Final = {
     "standard_gamma": 1,
 }
 FLOAT_CONSTANTS: Final = ("numpy.pi", "numpy.e", "numpy.inf", "numpy.nan", "numpy.euler_gamma")
+
+#: keywords whose literal value is NumPy's own default, so that dropping them changes
+#: nothing (`np.sum(a, axis=None)` is `np.sum(a)`): for whole-array reductions, and for
+#: the ufuncs (elementwise functions) above
+REDUCTION_DEFAULTS: Final = {
+    "axis": None,
+    "dtype": None,
+    "out": None,
+    "keepdims": False,
+    "where": True,
+}
+UFUNC_DEFAULTS: Final = {"out": None, "where": True, "dtype": None}
+#: calls that write into an array they are given (their effects end a site)
+WRITES: Final = frozenset(
+    {
+        "numpy.copyto",
+        "numpy.put",
+        "numpy.place",
+        "numpy.putmask",
+        "numpy.fill_diagonal",
+        "numpy.ndarray.fill",
+        "numpy.ndarray.sort",
+        "numpy.ndarray.resize",
+        "numpy.random.shuffle",
+    }
+)

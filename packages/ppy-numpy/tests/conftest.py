@@ -83,4 +83,4 @@ def proven() -> dict[str, str]:
     """The llvm backend's verdict per NumPy loop function on this NumPy build and CPU."""
     from ppy_llvm._proof import proven as _proven
 
-    return _proven()
+    return _proven("numpy")

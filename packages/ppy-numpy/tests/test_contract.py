@@ -18,3 +18,4 @@ class TestContract(testing.ContractSuite):
     libraries = ("numpy",)
     blocked = ("numpy",)
     requires = "numpy"
+    runtimes = ("numpy",)

@@ -323,7 +323,7 @@ def test_nan_sums_are_numpys_bits(ops: Pair, proven: dict[str, str]) -> None:
     from ppy_llvm._proof import nan_verdicts
     from ppy_numpy._runtime import num_threads, set_num_threads
 
-    verdict = nan_verdicts()
+    verdict = nan_verdicts("numpy")
     rng = np.random.default_rng(21)
     payloads = np.array(
         [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF800000000ABCD, 0xFFF80000DEAD0000],

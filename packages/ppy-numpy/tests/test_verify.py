@@ -95,8 +95,8 @@ def test_a_wrong_kernel_is_caught_and_named(monkeypatch: pytest.MonkeyPatch) -> 
     """A kernel computing a + b behind a site whose Python path is a - b."""
     import ppy
     from ppy_core.runtime import dispatch
+    from ppy_core.runtime.abi import kernel_address
     from ppy_llvm import KernelBuilder, compile_specs
-    from ppy_llvm.loader import kernel_address
     from ppy_numpy._runtime import make_site
 
     b = KernelBuilder()

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppy_core.interface.plugin import Plugin
+
+if TYPE_CHECKING:
+    from ppy_core.ir.core import Dialect
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,12 @@ class ScipyPlugin(Plugin):
             "blas": build.blas,
             "lapack": build.lapack,
         }
+
+    def register_dialects(self) -> Sequence[Dialect]:
+        """`scipy.special`, `scipy.fft`, `scipy.sparse` (`ppy_scipy.dialects`)."""
+        from ppy_scipy.dialects import DIALECTS
+
+        return DIALECTS
 
 
 __all__ = ["ScipyPlugin", "ScipyBuild", "probe"]

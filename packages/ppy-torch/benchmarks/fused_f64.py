@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
+from ppy_core.runtime.abi import kernel_address
 from ppy_llvm import KernelBuilder, compile_specs
-from ppy_llvm.loader import kernel_address
 from ppy_torch.fused import dispatcher, make_site
 from ppy_torch.fused_build import build_dispatcher
 

@@ -1,13 +1,17 @@
 """Build region extensions with ninja, cached by torch build and source hash.
 
-Layout under `cache_root()/torch/<toolchain key>/`:
+Layout under the core's cache root (`ppy_core.cache.backend_dir("torch")`), in
+`<toolchain key>/`:
 
-    prelude/   ppy_aten_prelude.h(.gch), helpers, shim.o, build.ninja  (once per torch build)
-    regions/<source hash>/   region.cpp, build.ninja, build.log, <module><EXT_SUFFIX>
+    prelude/   ppy_aten_prelude.h(.gch), helpers, shim.o, build.ninja, done.json
+    regions/<source hash>/   region.cpp, build.ninja, build.log, <module><EXT_SUFFIX>, done
 
-A finished extension is a cache hit: nothing is compiled and no compiler starts.
-Files are written only when their content changed (no spurious rebuilds), and
-each directory is built under an `O_CREAT|O_EXCL` lock that expires.
+A finished extension (its `done` marker written after ninja succeeded) is a cache
+hit: nothing is compiled and no compiler starts; an extension a killed build left
+half-linked has no marker and is rebuilt. Files are written only when their
+content changed (no spurious rebuilds), and each directory is built under the
+core's build lock (`ppy_core.cache.build_lock`: a dead builder's lock is broken at
+once, a live one's expires after LOCK_EXPIRY_S).
 """
 
 from __future__ import annotations
@@ -16,22 +20,23 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from ppy_core.cache import BuildLock, backend_dir, publish_bytes, write_if_changed
+from ppy_core.cache import build_lock as core_build_lock
 from ppy_torch import codegen, toolchain
-from ppy_torch.errors import BUILD_FAILED, TOOLCHAIN_MISSING, RegionBuildError, RegionLockError
+from ppy_torch.errors import BUILD_FAILED, TOOLCHAIN_MISSING, RegionBuildError
 
 log = logging.getLogger("ppy.torch.build")
 
-LOCK_STALE_S: Final = 900.0
-LOCK_WAIT_S: Final = 1800.0
+# A C++ region build takes tens of seconds; a live holder older than this is hung.
+LOCK_EXPIRY_S: Final = 900.0
+DONE: Final = "done"
 _CSRC: Final = ("shim.cpp", "ppy_region_abi.h", "ppy_aten_helpers.h")
 
 
@@ -46,70 +51,10 @@ class BuildResult:
     log: Path
 
 
-def write_if_changed(path: Path, text: str) -> bool:
-    """Write `text` unless the file already holds it; True when written."""
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return True
-
-
-@contextlib.contextmanager
-def build_lock(directory: Path) -> Iterator[None]:
-    """Hold `directory/.lock` (O_CREAT|O_EXCL); a lock older than LOCK_STALE_S or whose
-    process is gone is broken; waiting longer than LOCK_WAIT_S is an error (E3002)."""
+def build_lock(directory: Path) -> contextlib.AbstractContextManager[BuildLock]:
+    """The core's build lock on `directory/.lock`, with a C++ build's expiry."""
     directory.mkdir(parents=True, exist_ok=True)
-    lock = directory / ".lock"
-    start = time.monotonic()
-    while True:
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            if _stale(lock):
-                with contextlib.suppress(FileNotFoundError):
-                    lock.unlink()
-                continue
-            if time.monotonic() - start > LOCK_WAIT_S:
-                raise RegionLockError(
-                    f"the build lock {lock} is held by another process",
-                    hint="remove the file if no ppy build is running",
-                ) from None
-            time.sleep(0.2)
-            continue
-        with os.fdopen(fd, "w") as handle:
-            json.dump({"pid": os.getpid(), "time": time.time()}, handle)
-        break
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            lock.unlink()
-
-
-def _stale(lock: Path) -> bool:
-    try:
-        info = json.loads(lock.read_text())
-        pid, stamp = int(info["pid"]), float(info["time"])
-    except (OSError, ValueError, KeyError, TypeError):
-        try:
-            return time.time() - lock.stat().st_mtime > 5.0
-        except OSError:
-            return False
-    if time.time() - stamp > LOCK_STALE_S:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
+    return core_build_lock(directory / ".lock", expiry=LOCK_EXPIRY_S)
 
 
 class RegionBuilder:
@@ -136,8 +81,18 @@ class RegionBuilder:
             ]
         )
         self.key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
-        self.root = (root or toolchain.cache_root()) / "torch" / self.key
-        self.prelude = self.root / "prelude"
+        self._root = root
+
+    @property
+    def root(self) -> Path:
+        """`<root>/torch/<key>`; without an explicit root, the cache root in force now
+        (a project's `cache-dir` while its module builds), read at every build."""
+        base = self._root / "torch" if self._root is not None else backend_dir("torch")
+        return base / self.key
+
+    @property
+    def prelude(self) -> Path:
+        return self.root / "prelude"
 
     # -- prelude: precompiled header + shim, once per torch build ----------------
     @staticmethod
@@ -154,6 +109,9 @@ class RegionBuilder:
         if self._prelude_done(files):
             return False
         with build_lock(self.prelude):
+            if self._prelude_done(files):  # the holder we waited for built it
+                return False
+            (self.prelude / "done.json").unlink(missing_ok=True)  # until ninja succeeds
             for name, text in files.items():
                 write_if_changed(self.prelude / name, text)
             write_if_changed(self.prelude / "build.ninja", self._prelude_ninja())
@@ -211,18 +169,27 @@ class RegionBuilder:
         target = directory / f"{module}{toolchain.ext_suffix()}"
         log_path = directory / "build.log"
         start = time.perf_counter()
-        if (
-            target.is_file()
-            and (directory / "region.cpp").is_file()
-            and (directory / "region.cpp").read_text() == source
-        ):
+        if self._built(directory, target, source):
             return BuildResult(target, module, False, 0.0, log_path)
         self.ensure_prelude()
         with build_lock(directory):
+            if self._built(directory, target, source):  # the holder we waited for built it
+                return BuildResult(target, module, False, 0.0, log_path)
+            (directory / DONE).unlink(missing_ok=True)
             write_if_changed(directory / "region.cpp", source)
             write_if_changed(directory / "build.ninja", self._module_ninja(target.name))
             self._ninja(directory, log_path, directory / "region.cpp")
+            publish_bytes(directory / DONE, hashlib.sha256(source.encode()).hexdigest().encode())
         return BuildResult(target, module, True, time.perf_counter() - start, log_path)
+
+    @staticmethod
+    def _built(directory: Path, target: Path, source: str) -> bool:
+        """Whether `target` is a finished build of `source` (its marker names the source)."""
+        try:
+            marker = (directory / DONE).read_text()
+        except OSError:
+            return False
+        return marker == hashlib.sha256(source.encode()).hexdigest() and target.is_file()
 
     def _module_ninja(self, target: str) -> str:
         pre = self.prelude

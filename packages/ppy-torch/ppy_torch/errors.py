@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from ppy_core.diagnostics import CODES, BackendError, CacheError, Error
+from ppy_core.diagnostics import CODES, BackendError, Error
 
 TORCH_CODES: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -24,7 +24,6 @@ TORCH_CODES: Final[Mapping[str, str]] = MappingProxyType(
 PURE_WRITES: Final = "E1010"
 BUILD_FAILED: Final = "E2002"
 TOOLCHAIN_MISSING: Final = "E2003"
-LOCK_TIMEOUT: Final = "E3002"
 OTHER_BUILD: Final = "E3003"
 MISSING_PIECE: Final = "E3004"
 
@@ -47,12 +46,6 @@ class RegionBuildError(BackendError):
     code = BUILD_FAILED
 
 
-class RegionLockError(CacheError):
-    """Another process held the build lock past the timeout."""
-
-    code = LOCK_TIMEOUT
-
-
 class RegionWarning(UserWarning):
     """A region is not used: the Python body runs (the message says why, with a code)."""
 
@@ -62,12 +55,10 @@ __all__ = [
     "register_codes",
     "RegionError",
     "RegionBuildError",
-    "RegionLockError",
     "RegionWarning",
     "PURE_WRITES",
     "BUILD_FAILED",
     "TOOLCHAIN_MISSING",
-    "LOCK_TIMEOUT",
     "OTHER_BUILD",
     "MISSING_PIECE",
 ]

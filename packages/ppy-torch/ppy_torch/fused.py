@@ -1,24 +1,26 @@
-"""Run-time side of fused float64 sites over torch tensors (no compiler code).
+"""The `torch` runtime adapter: fused float64 kernels over torch tensors.
 
-A site the `llvm` backend compiled for torch tensors is a ppy-llvm elementwise
-kernel plus the dispatcher extension `ppy_torch_fused` (`csrc/fused_site.cpp`),
-both in the module's build folder. The loader named in the manifest,
-
-    load_site(data, directory, fallback, record) -> callable
-
-loads the kernel through ppy-llvm's runtime (`ppy_llvm.loader`, ctypes only) and
-returns a `ppy_torch_fused.Site`: each call checks the guard in C++ and runs the
-kernel, or calls `fallback` (the site's Python) when the guard fails. An error
-here leaves the site Python with one warning (the core's binder says which).
+Registered as ``ppy.runtimes: torch``. A site whose tensors are torch's is compiled
+by a backend into a kernel of the core's kernel ABI (`ppy_core.runtime.abi`), an
+elementwise ``map`` over float64 buffers; this adapter never learns which backend
+made it. It needs the dispatcher extension `ppy_torch_fused` (`csrc/fused_site.cpp`)
+beside the kernel: at build time `companion_files` builds it (through
+`ppy_torch.fused_build`, imported only then) and copies it into the build folder; at
+run time `kernel_site` loads it from the unit's files and returns a
+`ppy_torch_fused.Site`: each call checks the guard in C++ and runs the kernel, or
+calls the site's Python when the guard fails. Nothing here imports compiler code or
+torch until a site is bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from ppy_core.runtime.abi import KernelSignature, LoadedKernel
+from ppy_core.runtime.adapter import RuntimeAdapter
 from ppy_torch.runtime import load_extension
 
 MODULE: Final = "ppy_torch_fused"
@@ -41,34 +43,44 @@ def make_site(
     return module.Site(address, leaves, fallback, site_id, keepalive)
 
 
-def load_site(
-    data: Mapping[str, Any],
-    directory: str | Path,
-    fallback: Callable[..., Any],
-    record: Mapping[str, Any],
-) -> Any:
-    """The loader of a fused torch site (`CompiledUnit.loader`): the kernel file and the
-    dispatcher are `record["unit"]["files"]`, in that order, inside `directory`."""
-    from ppy_llvm.loader import CompiledKernel, KernelSignature, kernel_address
+class TorchAdapter(RuntimeAdapter):
+    """Elementwise float64 kernels over contiguous CPU tensors, guarded in C++."""
 
-    signature = KernelSignature.from_json(str(data["signature"]))
-    if signature.kind != "map" or signature.loops:
-        raise ValueError(
-            f"a torch site takes an elementwise kernel without library loops, "
-            f"not {signature.kind} {list(signature.loops)}"
-        )
-    files = list(record["unit"]["files"])
-    if len(files) < 2:
-        raise FileNotFoundError("the site has no torch dispatcher beside its kernel")
-    kernel = CompiledKernel(
-        str(Path(directory) / files[0]), str(data["symbol"]), signature, str(data["fingerprint"])
-    )
-    found = kernel_address(kernel)
-    if found is None:
-        raise OSError(f"{kernel.path} cannot run on this CPU")
-    address, keepalive = found
-    module = dispatcher(Path(directory) / files[1])
-    return make_site(module, address, signature.leaves, fallback, str(record["id"]), keepalive)
+    name: ClassVar[str] = "torch"
+
+    def accepts(self, signature: KernelSignature) -> str | None:
+        """Only loop-free ``map`` kernels: torch's reductions and transcendentals are
+        not the loops and orders a kernel of the ABI calls."""
+        if signature.kind != "map" or signature.loops:
+            loops = [name for name, _ in signature.loops]
+            return (
+                "a torch site takes an elementwise kernel without loops, "
+                f"not {signature.kind} {loops}"
+            )
+        return None
+
+    def companion_files(self, build_dir: Path) -> tuple[str, ...]:
+        """The dispatcher, built once per torch build and copied into `build_dir`."""
+        from ppy_torch.fused_build import companion_files
+
+        return companion_files(build_dir)
+
+    def kernel_site(self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str) -> Any:
+        """A `ppy_torch_fused.Site` around `kernel`, its dispatcher among the unit's files."""
+        refused = self.accepts(kernel.signature)
+        if refused:
+            raise ValueError(refused)
+        found = [f for f in kernel.files[1:] if f.startswith(f"{MODULE}.")]
+        if not found:
+            raise FileNotFoundError(f"the site has no {MODULE} dispatcher beside its kernel")
+        module = dispatcher(kernel.directory / found[0])
+        leaves = kernel.signature.leaves
+        return make_site(module, kernel.address, leaves, fallback, site_id, kernel.keepalive)
+
+
+def create_adapter() -> TorchAdapter:
+    """Entry point ``ppy.runtimes: torch``."""
+    return TorchAdapter()
 
 
 def site_stats(site: Any) -> dict[str, Any]:
@@ -76,4 +88,4 @@ def site_stats(site: Any) -> dict[str, Any]:
     return dict(site.ppy_stats())
 
 
-__all__ = ["MODULE", "dispatcher", "load_site", "make_site", "site_stats"]
+__all__ = ["MODULE", "TorchAdapter", "create_adapter", "dispatcher", "make_site", "site_stats"]

@@ -7,10 +7,11 @@ copied beside each module's kernels so an artifact carries it.
 
     companion_files(build_dir) -> ("ppy_torch_fused<EXT_SUFFIX>",)
 
-is what the `llvm` backend calls for a site whose tensors are torch's: it ensures
-the dispatcher is built (a cache hit starts no compiler), copies it into the build
-folder, and names the copy. Without a toolchain it raises `RegionBuildError` (E2003)
-and the site stays Python with that reason.
+is what the `torch` runtime adapter (`ppy_torch.fused.TorchAdapter.companion_files`)
+does when a backend asks it, through the core, for the files a kernel over torch
+tensors needs beside it: it ensures the dispatcher is built (a cache hit starts no
+compiler), copies it into the build folder, and names the copy. Without a toolchain
+it raises `RegionBuildError` (E2003) and the site stays Python with that reason.
 """
 
 from __future__ import annotations

@@ -10,10 +10,8 @@ backend. It is plain frozen data, printable as text:
       return %2
     }
 
-Seam: when `ppy_core.ir` lands, each `AtenCall` becomes one op of the `aten`
-dialect (`aten.call {overload = "add.Tensor"}`) and a `RegionGraph` one
-`func.func`; `to_ir` below is the single place that conversion will live. The
-backend reads only this structure, so the switch touches no code generator.
+The `aten` backend reads this structure directly; the plugin's `aten` dialect
+(`ppy_torch.dialect`) is the IR spelling of the same calls.
 """
 
 from __future__ import annotations
@@ -137,11 +135,6 @@ class RegionGraph:
         return "WriteMemory" in self.effects
 
 
-def to_ir(graph: RegionGraph) -> object:
-    """The `aten`-dialect function for `graph`, once `ppy_core.ir` exists."""
-    raise NotImplementedError("the aten dialect arrives with ppy_core.ir")
-
-
 __all__ = [
     "Value",
     "Const",
@@ -151,7 +144,6 @@ __all__ = [
     "IntOp",
     "Node",
     "RegionGraph",
-    "to_ir",
     "TENSOR",
     "INT",
     "FLOAT",

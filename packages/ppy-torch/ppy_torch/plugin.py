@@ -11,13 +11,16 @@ tensors converges onto the tensor dialect (`operator`, `tensor_operation`; see
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from ppy_core.interface.plugin import (
+    TRANSPARENT,
     CallAnswer,
     CallContext,
     Converge,
+    DecoratorContext,
+    DecoratorSemantics,
     FunctionContext,
     OperatorContext,
     Plugin,
@@ -29,10 +32,33 @@ from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph
 from ppy_torch.stage import StageInput, StageRefusal, stage_graph
 
+if TYPE_CHECKING:
+    from ppy_core.ir.core import Dialect
+
 # `tensor<*xf64, "torch">`: a region is dtype-generic (it ignores the element type);
 # a fused arithmetic site assumes float64 and its run-time guard checks it.
 TENSOR_TYPE = fusion.TENSOR
 REGION_OPT_LEVEL = 3
+#: decorators that only set autograd's thread-local mode around the call. Compiled code
+#: honours that mode: a region's at:: calls go through the dispatcher, which records
+#: autograd only while grad mode is on, and a fused kernel's guard reads it. So they
+#: stay applied, around the dispatcher, and the function compiles as if undecorated.
+GRAD_MODE_DECORATORS = frozenset(
+    {
+        "torch.no_grad",
+        "torch.enable_grad",
+        "torch.inference_mode",
+        "torch.set_grad_enabled",
+        "torch.autograd.no_grad",
+        "torch.autograd.enable_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.set_grad_enabled",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.enable_grad",
+        "torch.autograd.grad_mode.inference_mode",
+        "torch.autograd.grad_mode.set_grad_enabled",
+    }
+)
 
 
 class TorchPlugin(Plugin):
@@ -65,6 +91,12 @@ class TorchPlugin(Plugin):
             "aten calls": str(len(ops.ATEN_CALLS)),
         }
 
+    def register_dialects(self) -> Sequence[Dialect]:
+        """The `aten` dialect (`ppy_torch.dialect`): ATen calls, as regions are written."""
+        from ppy_torch.dialect import ATEN
+
+        return (ATEN,)
+
     def external_types(self) -> Mapping[str, Type]:
         return {
             "torch.Tensor": TENSOR_TYPE,
@@ -86,6 +118,12 @@ class TorchPlugin(Plugin):
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
         return fusion.converge_call(ctx)
+
+    def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
+        """Grad-mode decorators are transparent (see GRAD_MODE_DECORATORS)."""
+        if ctx.qualname in GRAD_MODE_DECORATORS:
+            return DecoratorSemantics(TRANSPARENT, "it sets grad mode, which compiled code honours")
+        return None
 
     def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
         if ctx.opt < REGION_OPT_LEVEL:

@@ -188,15 +188,6 @@ def ext_suffix() -> str:
     return str(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 
 
-def cache_root() -> Path:
-    """`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else `~/.cache/ppy` (as the core's)."""
-    env = os.environ.get("PPY_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ppy"
-
-
 def reset() -> None:
     """Forget the probes (tests change CXX or PATH)."""
     torch_build.cache_clear()
@@ -211,7 +202,6 @@ __all__ = [
     "compile_flags",
     "link_flags",
     "ext_suffix",
-    "cache_root",
     "reset",
     "FORMAT_VERSION",
     "LIGHT_LAYOUT_VERIFIED",

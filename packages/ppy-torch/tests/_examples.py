@@ -33,7 +33,7 @@ def ppy_command() -> list[str]:
 
 def shared_cache(tmp: Path) -> Path:
     """A fresh cache folder sharing the real cache's C++ builds (see the module doc)."""
-    from ppy_torch.toolchain import cache_root
+    from ppy_core.cache import cache_root
 
     real = cache_root()
     cache = tmp / "cache"

@@ -1,6 +1,6 @@
-"""Harness of the fused float64 tests: route torch sites of the `llvm` backend to
-`ppy_torch.fused` (the ppy-llvm change the report asks for, applied here until it
-lands), compile a generated module through the real pipeline, and compare.
+"""Harness of the fused float64 tests: compile a generated module through the real
+pipeline (the `llvm` backend writes the kernel, the `torch` runtime adapter that
+ppy-torch registers binds it), and compare with the same source run as Python.
 
 Imported by the tests as a plain module (conftest puts this folder on sys.path).
 """
@@ -13,43 +13,6 @@ import struct
 import types
 from pathlib import Path
 from typing import Any
-
-import pytest
-
-LOADER = "ppy_torch.fused:load_site"
-
-
-def _library(func_op: Any) -> str:
-    for op in func_op.walk():
-        for value in [*op.operands, *op.results]:
-            library = getattr(value.type, "library", "")
-            if library:
-                return str(library)
-    return ""
-
-
-def route_torch_sites(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make `LlvmBackend` give torch sites the torch loader and its dispatcher file,
-    unless ppy-llvm already does (then this changes nothing)."""
-    from ppy_core.interface.backend import CompiledUnit
-    from ppy_llvm import _backend
-    from ppy_torch.fused_build import companion_files
-
-    runtimes = getattr(_backend, "RUNTIMES", None)
-    if isinstance(runtimes, dict) and "torch" not in runtimes:
-        monkeypatch.setitem(runtimes, "torch", LOADER)
-    original = _backend.LlvmBackend.lower
-
-    def lower(self: Any, func_op: Any, ctx: Any = None) -> Any:
-        unit = original(self, func_op, ctx)
-        if ctx is None or _library(func_op) != "torch":
-            return unit
-        if unit.loader == LOADER and len(unit.files) >= 2:
-            return unit  # ppy-llvm routes torch sites itself
-        files = (unit.files[0], *companion_files(ctx.build_dir))
-        return CompiledUnit(unit.backend, LOADER, files, dict(unit.data))
-
-    monkeypatch.setattr(_backend.LlvmBackend, "lower", lower)
 
 
 def project(tmp: Path) -> Path:

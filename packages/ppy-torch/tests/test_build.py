@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,11 @@ def test_write_if_changed(tmp_path: Path) -> None:
 
 
 def test_stale_lock_is_broken(tmp_path: Path) -> None:
-    (tmp_path / ".lock").write_text(json.dumps({"pid": 2**22 + 12345, "time": time.time()}))
+    dead = {"pid": 2**22 + 12345, "host": socket.gethostname(), "time": time.time()}
+    (tmp_path / ".lock").write_text(json.dumps(dead))
+    start = time.monotonic()
     with build_lock(tmp_path):
+        assert time.monotonic() - start < 1.0  # broken at once, not after an expiry
         assert (tmp_path / ".lock").is_file()
     assert not (tmp_path / ".lock").exists()
 

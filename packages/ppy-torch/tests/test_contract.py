@@ -39,7 +39,12 @@ def test_importing_does_not_import_torch() -> None:
 
 
 def test_entry_points_are_exactly_these() -> None:
-    testing.check_entry_points(DIST, [(group, name) for group, name, _ in ENTRIES])
+    expected = [(group, name) for group, name, _ in ENTRIES]
+    testing.check_entry_points(DIST, [*expected, ("runtimes", "torch")])
+
+
+def test_runtime_adapter_is_registered() -> None:
+    testing.check_runtime_adapter(DIST, "torch", factory="ppy_torch.fused:create_adapter")
 
 
 @pytest.mark.parametrize(("group", "name", "factory"), ENTRIES)

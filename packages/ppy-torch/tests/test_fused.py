@@ -1,5 +1,6 @@
 """Fused float64 arithmetic over torch tensors: converged by the torch plugin,
-compiled by ppy-llvm, dispatched by `ppy_torch.fused`; bit for bit with torch eager.
+compiled by ppy-llvm, bound by the `torch` runtime adapter (`ppy_torch.fused`,
+registered in `ppy.runtimes`); bit for bit with torch eager.
 
 Every end-to-end test compiles through the real pipeline (`compile_file` +
 `exec_artifact`), compares each call with the same source run as plain Python
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 import torch
-from _fusedharness import load_pair, project, route_torch_sites, same_bits
+from _fusedharness import load_pair, project, same_bits
 from _torchtrees import TREES, fully_fused, module_source
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -33,11 +34,6 @@ F64 = torch.float64
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project(tmp_path_factory.mktemp("fused"))
-
-
-@pytest.fixture(autouse=True)
-def routed(monkeypatch: pytest.MonkeyPatch) -> None:
-    route_torch_sites(monkeypatch)
 
 
 def counts(module: str, manifest: dict[str, Any], function: str) -> tuple[int, dict[str, int]]:
@@ -284,8 +280,8 @@ def _llvm_sum(x: torch.Tensor) -> float:
     """The ppy-llvm sum kernel (NumPy's pairwise order) run on `x`'s data."""
     import ctypes
 
+    from ppy_core.runtime.abi import kernel_address
     from ppy_llvm import KernelBuilder, compile_specs
-    from ppy_llvm.loader import kernel_address
 
     builder = KernelBuilder()
     leaf = builder.leaf()

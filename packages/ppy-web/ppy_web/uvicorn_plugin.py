@@ -1,9 +1,10 @@
 """The `uvicorn` plugin: uvicorn, and FastAPI and Starlette that ride on it.
 
 This module imports none of them; `fingerprint()` and `detected()` import uvicorn
-once and read the others' versions from their metadata. The serving path and the
-FastAPI surface land with the web issue; today the plugin carries its claims and
-its fingerprint.
+once and read the others' versions from their metadata. The serving path lands
+with the web issue; today the plugin carries its claims, its fingerprint, and what
+FastAPI's route decorators do: `app = FastAPI()` types `app`, so `@app.get("/")` is
+asked as "fastapi.FastAPI.get", and such a function is left exactly as written.
 """
 
 from __future__ import annotations
@@ -14,10 +15,41 @@ from collections.abc import Mapping
 from typing import ClassVar, Final
 
 from ppy_core.cache.keys import installed_version
-from ppy_core.interface.plugin import Plugin
+from ppy_core.interface.plugin import (
+    UNVOUCHED,
+    CallAnswer,
+    CallContext,
+    DecoratorContext,
+    DecoratorSemantics,
+    Plugin,
+)
+from ppy_core.ir.types import OpaqueType, Type
 
 # What else decides how an app is served: the frameworks, and uvicorn's fast paths.
 COMPANIONS: Final[tuple[str, ...]] = ("fastapi", "starlette", "uvloop", "httptools")
+
+#: the classes whose instances route requests, by the name they are imported under
+APPS: Final = {name: OpaqueType(name) for name in ("fastapi.FastAPI", "fastapi.APIRouter")}
+#: their methods that register the decorated function for the framework to call
+ROUTE_DECORATORS: Final = frozenset(
+    {
+        "get",
+        "post",
+        "put",
+        "delete",
+        "patch",
+        "options",
+        "head",
+        "trace",
+        "api_route",
+        "route",
+        "websocket",
+        "websocket_route",
+        "middleware",
+        "exception_handler",
+        "on_event",
+    }
+)
 
 
 @functools.cache
@@ -45,6 +77,24 @@ class UvicornPlugin(Plugin):
             return f"v{self.version}:uvicorn=none"
         extra = "".join(f":{name}={version}" for name, version in found[2])
         return f"v{self.version}:uvicorn={found[0]}{extra}"
+
+    def external_types(self) -> Mapping[str, Type]:
+        return dict(APPS)
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        """`FastAPI()`, `APIRouter()`: an app, so its route decorators are known."""
+        app = APPS.get(ctx.callee)
+        return CallAnswer(app) if app is not None else None
+
+    def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
+        """A route decorator (`@app.get("/")`) registers the function for FastAPI to call
+        with the request's values: unvouched, the function is left exactly as written."""
+        owner, _, method = ctx.qualname.rpartition(".")
+        if owner in APPS and method in ROUTE_DECORATORS:
+            return DecoratorSemantics(
+                UNVOUCHED, f"{owner.rpartition('.')[2]}.{method} registers it; FastAPI calls it"
+            )
+        return None
 
     def detected(self) -> Mapping[str, str]:
         """uvicorn's version, and which of FastAPI, Starlette, uvloop, httptools are there."""

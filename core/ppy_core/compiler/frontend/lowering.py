@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ppy_core.compiler.frontend.sites import ExprSite, literal_value
+from ppy_core.compiler.frontend.sites import ExprSite
+from ppy_core.compiler.frontend.syntax import literal_value
 from ppy_core.diagnostics import InternalError
 from ppy_core.ir.core import DialectRegistry, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp

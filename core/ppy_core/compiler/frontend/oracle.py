@@ -1,7 +1,9 @@
 """The front end's view of the active plugins: every question it asks them.
 
-Answers are memoized per context (hooks are pure). A hook that raises has already
-been turned into an E1900 diagnostic by the hook caller and answers None here.
+Answers are memoized per context (hooks are pure); the hook caller routes each
+question to the plugin claiming the module it is about (`ppy_core.interface.hooks`).
+A hook that raises has already been turned into an E1900 diagnostic by the hook
+caller and answers None here.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ppy_core.diagnostics import Diagnostic
 from ppy_core.interface.plugin import (
     AttributeContext,
     CallAnswer,
@@ -18,28 +21,37 @@ from ppy_core.interface.plugin import (
     DecoratorSemantics,
     FunctionContext,
     OperatorContext,
+    Report,
     SubscriptContext,
 )
 from ppy_core.interface.specs import LoweringSpec
-from ppy_core.ir.types import Type
+from ppy_core.ir.types import TensorType, Type
 
 
 class HookCaller(Protocol):
-    """What the oracle needs from `ppy_core.interface.hooks`: first non-None answer of a hook,
-    and every plugin's answer to a registration hook."""
+    """What the oracle needs from `ppy_core.interface.hooks`: the first non-None answer
+    of a hook, asked of the plugins in the order the question's modules route it, every
+    plugin's answer to a registration hook, and where plugins' diagnostics go."""
 
-    def first(self, hook: str, **kwargs: Any) -> Any: ...
+    def first(self, hook: str, ctx: object) -> Any: ...
 
     def collect(self, hook: str) -> list[tuple[str, Any]]: ...
 
+    def relay(self, diagnostic: Diagnostic) -> None: ...
+
 
 class Oracle:
-    """Typed questions to the plugins active for one module."""
+    """Typed questions to the plugins active for one module.
+
+    `report` is what the contexts the front end builds carry: a plugin reporting
+    through it reaches the compile's diagnostics (the hook caller's `relay`)."""
 
     def __init__(self, hooks: HookCaller) -> None:
         self.hooks = hooks
+        self.report: Report = hooks.relay
         self._memo: dict[tuple[str, Any], Any] = {}
         self._external: dict[str, Type] | None = None
+        self._speculative: dict[str, TensorType] | None = None
 
     def _ask(self, hook: str, ctx: Any) -> Any:
         try:
@@ -59,6 +71,16 @@ class Oracle:
             self._external = merged
         return self._external
 
+    def speculative_arrays(self) -> Mapping[str, TensorType]:
+        """Library -> the array type its plugin lets an unannotated leaf be assumed to be."""
+        if self._speculative is None:
+            found: dict[str, TensorType] = {}
+            for _plugin, answer in self.hooks.collect("speculative_array"):
+                if isinstance(answer, TensorType) and answer.library:
+                    found.setdefault(answer.library, answer)
+            self._speculative = found
+        return self._speculative
+
     def attribute_type(self, ctx: AttributeContext) -> Type | None:
         return self._ask("attribute_type", ctx)
 
@@ -76,6 +98,10 @@ class Oracle:
 
     def call_alias(self, ctx: CallContext) -> str | None:
         return self._ask("call_alias", ctx)
+
+    def adjust_call(self, ctx: CallContext) -> CallContext | None:
+        answer = self._ask("adjust_call", ctx)
+        return answer if isinstance(answer, CallContext) else None
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
         return self._ask("tensor_operation", ctx)

@@ -6,14 +6,35 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.speculate import Speculator
+from ppy_core.compiler.frontend.syntax import (
+    children,
+    dedupe,
+    expression_roots,
+    is_literal,
+    operator_operands,
+    opt_level,
+    own_nodes,
+    single_target,
+    tree_nodes,
+)
 from ppy_core.compiler.frontend.typer import Typer, parameter_counts, single_assignments
-from ppy_core.interface.plugin import Converge, FunctionContext, ModuleContext
-from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+from ppy_core.interface.plugin import CallContext, Converge, FunctionContext, ModuleContext
+from ppy_core.interface.specs import (
+    BARRIER_EFFECTS,
+    LOWERING_ATTRIBUTE,
+    OP_SPEC_KINDS,
+    FallbackSpec,
+    GraphRegionSpec,
+    LoweringSpec,
+    RejectSpec,
+    spec_attribute,
+)
 from ppy_core.ir.types import UNKNOWN, TensorType, Type
 
 _OPERATOR_NODES = (ast.BinOp, ast.UnaryOp, ast.Compare)
@@ -33,6 +54,7 @@ class ExprSite:
     fastmath: bool = False
     leaf_types: list[Type] = field(default_factory=list)
     repeats: dict[int, int] = field(default_factory=dict)  # id(repeated leaf) -> index
+    assumed: tuple[int, ...] = ()  # leaves typed Unknown, taken as arrays: speculative
 
     def slot(self, node: ast.expr) -> int | None:
         """The argument position of a leaf occurrence, or None if `node` is no leaf."""
@@ -51,6 +73,7 @@ class FunctionSite:
     node: ast.FunctionDef
     spec: GraphRegionSpec
     plugin: str = ""
+    position: int = 0  # where its dispatcher goes in the decorator list (inside transparent ones)
 
 
 @dataclass(slots=True)
@@ -70,15 +93,6 @@ class Findings:
     rejects: list[tuple[ast.AST, RejectSpec]] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class FunctionOptions:
-    opt: int
-    fastmath: bool = False
-    pure: bool = False
-    decorators: tuple[str, ...] = ()
-    skip_reason: str = ""
-
-
 class SiteFinder:
     """Walks a module's functions and collects their sites."""
 
@@ -89,6 +103,8 @@ class SiteFinder:
         self.found = Findings()
         self._counter = 0
         self.operands: dict[int, list[ast.expr]] = {}
+        self.speculator: Speculator | None = None
+        self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
 
     def next_id(self, function: str) -> str:
         self._counter += 1
@@ -98,6 +114,7 @@ class SiteFinder:
         module_typer = Typer(self.oracle, self.module.imports, self.module.path)
         self.globals = self.module_names(tree, module_typer)
         module_typer.env = dict(self.globals)
+        self.speculator = Speculator.for_module(self.oracle, tree)
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef):
                 self.function(stmt)
@@ -126,7 +143,7 @@ class SiteFinder:
             elif isinstance(n, ast.alias):
                 counts[(n.asname or n.name).partition(".")[0]] += 2
         for stmt in tree.body:
-            target = _single_target(stmt)
+            target = single_target(stmt)
             if target is None or counts[target.id] != 1 or stmt.value is None:
                 continue
             conv: dict[int, Converge] = {}
@@ -140,29 +157,34 @@ class SiteFinder:
     # -- functions ------------------------------------------------------------
     def options(self, func: ast.FunctionDef, typer: Typer) -> FunctionOptions:
         opts = FunctionOptions(self.default_opt)
-        names: list[str] = []
-        for deco in func.decorator_list:
+        for index, deco in enumerate(func.decorator_list):
             target = deco.func if isinstance(deco, ast.Call) else deco
             name = typer.qualname(target) or ast.unparse(target)
-            names.append(name)
+            if name not in _PPY_DECORATORS:
+                self.decorator(func, deco, index, typer, opts)
+                continue
+            opts.decorators += (name,)
             if name == "ppy.opt" and isinstance(deco, ast.Call):
-                level = _opt_level(deco)
+                level = opt_level(deco)
                 if level is not None:
                     opts.opt = level
             elif name == "ppy.fastmath":
                 opts.fastmath = True
             elif name == "ppy.pure":
                 opts.pure = True
-            elif name not in _PPY_DECORATORS:
-                opts.skip_reason = (
-                    f"decorator '{name}' is not known to leave the function as written"
-                )
-        opts.decorators = tuple(names)
-        if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(func)):
+        if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in own_nodes(func)):
             opts.skip_reason = "generator functions stay Python"
-        if any(isinstance(n, ast.Global | ast.Nonlocal) for n in _own_nodes(func)):
+        if any(isinstance(n, ast.Global | ast.Nonlocal) for n in own_nodes(func)):
             opts.skip_reason = "functions with global/nonlocal stay Python"
         return opts
+
+    def decorator(
+        self, func: ast.FunctionDef, deco: ast.expr, index: int, typer: Typer, opts: FunctionOptions
+    ) -> None:
+        site = DecoratorSite(func, deco, index, self.module.report)
+        remark = read_decorator(self.oracle, typer, site, opts)
+        if remark:
+            self.remark(func.name, deco, remark)
 
     def function(self, func: ast.FunctionDef) -> None:
         typer = Typer(
@@ -178,6 +200,8 @@ class SiteFinder:
         params = self.parameters(func, typer)
         if opts.opt >= 3 and self.region(func, typer, opts, params):
             return
+        if opts.calls:
+            return  # its decorator calls it in its own way: the body stays as written
         self.locals(func, typer)
         self.statements(func.name, func.body, typer, opts)
 
@@ -204,9 +228,33 @@ class SiteFinder:
             self.converge(value, typer, conv)
             typer.env[name] = typer.expr(value, conv)
 
+    def effects(self, func: ast.FunctionDef, typer: Typer) -> dict[str, ast.Call]:
+        """What the body's calls may do, as the plugins answer: effect -> its first call."""
+        found: dict[str, ast.Call] = {}
+        calls = [n for n in own_nodes(func) if isinstance(n, ast.Call)]
+        for node in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+            ctx = typer.call_context(node, {})
+            answer = self.oracle.call(ctx) if ctx is not None else None
+            for effect in getattr(answer, "effects", ()):
+                found.setdefault(effect, node)
+        return found
+
     def region(
         self, func: ast.FunctionDef, typer: Typer, opts: FunctionOptions, params: dict[str, Any]
     ) -> bool:
+        """Offer the whole function to the plugins (`stage`). A call that does IO or
+        calls back keeps it from being a region; one that writes memory, unless the
+        region's spec declares the write (the plugin staged it, e.g. torch's copy_)."""
+        effects = self.effects(func, typer)
+        for effect in ("IO", "Callback"):
+            if effect in effects:
+                node = effects[effect]
+                self.remark(
+                    func.name,
+                    func,
+                    f"no region: line {node.lineno}: `{ast.unparse(node)}` has effect {effect}",
+                )
+                return False
         ctx = FunctionContext(
             node=func,
             module=self.module,
@@ -218,11 +266,24 @@ class SiteFinder:
             fastmath=opts.fastmath,
             location=typer.location(func),
             report=self.module.report,
+            outer=opts.outer,
+            effects=frozenset(effects),
         )
         spec: LoweringSpec | None = self.oracle.stage(ctx)
+        writes = effects.get("WriteMemory")
+        if isinstance(spec, GraphRegionSpec) and writes and "WriteMemory" not in spec.effects:
+            self.remark(
+                func.name,
+                func,
+                f"no region: line {writes.lineno}: `{ast.unparse(writes)}` writes memory, "
+                f"which the region for backend '{spec.backend}' does not declare",
+            )
+            return False
         if isinstance(spec, GraphRegionSpec):
             site_id = self.next_id(func.name)
-            self.found.function_sites.append(FunctionSite(site_id, func.name, func, spec))
+            self.found.function_sites.append(
+                FunctionSite(site_id, func.name, func, spec, position=opts.position)
+            )
             self.remark(func.name, func, f"whole function handed to backend '{spec.backend}'")
             return True
         if isinstance(spec, FallbackSpec):
@@ -236,51 +297,93 @@ class SiteFinder:
     def statements(
         self, function: str, body: list[ast.stmt], typer: Typer, opts: FunctionOptions
     ) -> None:
-        for stmt in body:
-            for root in _expression_roots(stmt, lambda n, m: self.remark(function, n, m)):
-                conv: dict[int, Converge] = {}
-                self.converge(root, typer, conv)
-                first_new = len(self.found.expr_sites)
-                self.collect(function, root, conv, opts)
-                for site in self.found.expr_sites[first_new:]:
-                    site.leaf_types = [typer.expr(leaf, conv) for leaf in site.leaves]
+        roots = [
+            root
+            for stmt in body
+            for root in expression_roots(stmt, lambda n, m: self.remark(function, n, m))
+        ]
+        # Unannotated leaves may be taken as the module's arrays: `speculate.py`
+        speculation = self.speculator.body(body, typer) if self.speculator else None
+        for root in roots:
+            conv: dict[int, Converge] = {}
+            self.converge(root, typer, conv)
+            leaf_typer = typer
+            if speculation is not None:
+                leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
+            first_new = len(self.found.expr_sites)
+            self.collect(function, root, conv, opts)
+            for site in self.found.expr_sites[first_new:]:
+                site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
+                site.assumed = tuple(
+                    i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
+                )
+        for reason in sorted(speculation.declined if speculation else ()):
+            self.remark(function, body[0], f"unannotated values not taken as arrays: {reason}")
 
     def converge(self, node: ast.expr, typer: Typer, conv: dict[int, Converge]) -> None:
-        """Post-order: decide, for every node under `node`, what it converges onto."""
-        for child in _children(node):
+        """Post-order: decide, for every node under `node`, what it converges onto.
+        A call that writes memory, does IO or calls back converges nowhere, nor does
+        any node above it: Python's order around it must stay (the tree splits there)."""
+        for child in children(node):
             self.converge(child, typer, conv)
+        if any(id(child) in self.barriers for child in children(node)):
+            self.barriers.add(id(node))
+            return
         answer: Converge | None = None
         if isinstance(node, _OPERATOR_NODES):
             if isinstance(node, ast.Compare) and len(node.ops) != 1:
                 return
-            operands = _operands(node)
+            operands = operator_operands(node)
             reply = self.oracle.operator(typer.operator_context(node, operands, conv))
             answer = reply if isinstance(reply, Converge) else None
-        elif isinstance(node, ast.Call) and not node.keywords:
-            ctx = typer.call_context(node, conv)
-            answer = self.oracle.tensor_operation(ctx) if ctx is not None else None
+        elif isinstance(node, ast.Call):
             is_method = typer.qualname(node.func) is None and isinstance(node.func, ast.Attribute)
             operands = [node.func.value, *node.args] if is_method else list(node.args)
+            answer = self.call(node, typer.call_context(node, conv), operands)
         if answer is not None:
             conv[id(node)] = answer
             picked = answer.operands
             self.operands[id(node)] = operands if picked is None else [operands[i] for i in picked]
+
+    def call(
+        self, node: ast.Call, ctx: CallContext | None, operands: list[ast.expr]
+    ) -> Converge | None:
+        """What a call converges onto, with its plugin's lowering spec as the op's
+        `lowering` attribute. Only a call whose operands are its positional arguments
+        converges: keywords left after `adjust_call`, or dropped ones that were not
+        literals (their evaluation would be lost), keep it Python."""
+        if ctx is None:
+            return None
+        answer = self.oracle.call(ctx)
+        if answer is not None and answer.effects & BARRIER_EFFECTS:
+            self.barriers.add(id(node))
+            return None
+        if ctx.kwargs or len(ctx.args) != len(operands):
+            return None
+        if not all(isinstance(k.value, ast.Constant) for k in node.keywords):
+            return None
+        converge = self.oracle.tensor_operation(ctx)
+        spec = getattr(answer, "lowering", None)
+        if converge is None or type(spec) not in OP_SPEC_KINDS:
+            return converge
+        attributes = {**converge.attributes, LOWERING_ATTRIBUTE: spec_attribute(spec)}
+        return Converge(converge.op, converge.result, attributes, converge.operands)
 
     def collect(
         self, function: str, node: ast.expr, conv: dict[int, Converge], opts: FunctionOptions
     ) -> None:
         """Cut maximal trees out of `node`; reductions only at a tree's root."""
         if id(node) not in conv:
-            for child in _children(node):
+            for child in children(node):
                 self.collect(function, child, conv, opts)
             return
         leaves: list[ast.expr] = []
         self._tree(node, conv, leaves, function, opts, root=True)
         if any(
             isinstance(conv[id(n)].result, TensorType) or conv[id(n)].op == "tensor.reduce"
-            for n in _tree_nodes(node, conv, self.operands)
+            for n in tree_nodes(node, conv, self.operands)
         ):
-            unique, repeats = _dedupe(leaves)
+            unique, repeats = dedupe(leaves)
             site = ExprSite(
                 self.next_id(function),
                 function,
@@ -308,146 +411,10 @@ class SiteFinder:
             elif id(child) in conv:  # a reduction inside: its own site, a leaf here
                 self.collect(function, child, conv, opts)
                 leaves.append(child)
-            elif not _is_literal(child):
-                for grandchild in _children(child):
+            elif not is_literal(child):
+                for grandchild in children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
-
-
-def _opt_level(deco: ast.Call) -> int | None:
-    """The level of `@ppy.opt(3)` or `@ppy.opt(level=3)`; None if not a literal 0-3."""
-    given = [*deco.args[:1], *(k.value for k in deco.keywords if k.arg == "level")]
-    if len(given) != 1 or not isinstance(given[0], ast.Constant):
-        return None
-    value = given[0].value
-    return value if value in (0, 1, 2, 3) and not isinstance(value, bool) else None
-
-
-def _single_target(stmt: ast.stmt) -> ast.Name | None:
-    if (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name)
-    ):
-        return stmt.targets[0]
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target
-    return None
-
-
-def _dedupe(leaves: list[ast.expr]) -> tuple[list[ast.expr], dict[int, int]]:
-    """Pass a repeated name once (`a*b + a` takes a and b), unless some leaf could
-    rebind it between the two reads (a call, a walrus, an await)."""
-    risky = (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
-    if any(isinstance(n, risky) for leaf in leaves for n in ast.walk(leaf)):
-        return leaves, {}
-    unique: list[ast.expr] = []
-    first: dict[str, int] = {}
-    repeats: dict[int, int] = {}
-    for leaf in leaves:
-        if isinstance(leaf, ast.Name) and leaf.id in first:
-            repeats[id(leaf)] = first[leaf.id]
-            continue
-        if isinstance(leaf, ast.Name):
-            first[leaf.id] = len(unique)
-        unique.append(leaf)
-    return unique, repeats
-
-
-def _own_nodes(func: ast.FunctionDef) -> Iterator[ast.AST]:
-    """Nodes of `func`'s body, not descending into nested functions, lambdas, classes."""
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            todo.extend(ast.iter_child_nodes(node))
-
-
-_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _expression_roots(stmt: ast.stmt, remark: Any) -> Iterator[ast.expr]:
-    """Top-level expressions of a statement (and of statements nested in it)."""
-    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        remark(stmt, f"nested definition '{stmt.name}' stays Python")
-        return
-    for field_name, value in ast.iter_fields(stmt):
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, ast.stmt):
-                yield from _expression_roots(item, remark)
-            elif isinstance(item, ast.expr) and field_name not in ("annotation", "returns"):
-                if isinstance(item, _SCOPES):
-                    remark(item, f"{type(item).__name__.lower()} stays Python")
-                    continue
-                if isinstance(stmt, ast.AugAssign) and field_name == "target":
-                    continue
-                for scope in _scopes_inside(item):
-                    remark(scope, f"{type(scope).__name__.lower()} stays Python")
-                yield item
-            elif isinstance(item, ast.excepthandler | ast.match_case | ast.withitem):
-                for sub in ast.iter_child_nodes(item):
-                    if isinstance(sub, ast.stmt):
-                        yield from _expression_roots(sub, remark)
-                    elif isinstance(sub, ast.expr):
-                        yield sub
-
-
-def _scopes_inside(node: ast.AST) -> Iterator[ast.AST]:
-    """The lambdas and comprehensions inside `node` (not inside each other)."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, _SCOPES):
-            yield child
-        else:
-            yield from _scopes_inside(child)
-
-
-def _children(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, _SCOPES):
-        return []
-    return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
-
-
-def _operands(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp):
-        return [node.left, node.right]
-    if isinstance(node, ast.UnaryOp):
-        return [node.operand]
-    if isinstance(node, ast.Compare):
-        return [node.left, node.comparators[0]]
-    return []
-
-
-def _is_literal(node: ast.expr) -> bool:
-    return literal_value(node) is not None
-
-
-def literal_value(node: ast.expr) -> float | None:
-    """The f64 constant the IR holds for a number literal (`2`, `2.5`, `-2.5`), or None.
-    An int float64 cannot hold exactly stays a leaf: NumPy, not the compiler, converts it."""
-    negate = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    if negate:
-        node = node.operand  # type: ignore[attr-defined]
-    if (
-        not isinstance(node, ast.Constant)
-        or isinstance(node.value, bool)
-        or not isinstance(node.value, int | float)
-    ):
-        return None
-    value = -node.value if negate else node.value  # -0 is 0, -0.0 is -0.0
-    if isinstance(value, float) or (isinstance(value, int) and abs(value) <= 2**53):
-        return float(value)
-    return None
-
-
-def _tree_nodes(
-    node: ast.expr, conv: dict[int, Converge], operands: dict[int, list[ast.expr]]
-) -> Iterator[ast.expr]:
-    yield node
-    for child in operands[id(node)]:
-        if id(child) in conv and conv[id(child)].op != "tensor.reduce":
-            yield from _tree_nodes(child, conv, operands)
 
 
 __all__ = [
@@ -457,5 +424,4 @@ __all__ = [
     "Remark",
     "Findings",
     "FunctionOptions",
-    "literal_value",
 ]

@@ -3,7 +3,8 @@
 Leaves move into the call's arguments (so they are evaluated once, in Python's
 order); the original expression survives as the fallback, a lambda over the leaves
 placed at the site's own line, so a traceback from the Python path points at the
-user's code. Region functions get the dispatcher as their outermost decorator.
+user's code. Region functions get the dispatcher as their outermost decorator
+(inside the transparent ones, which wrap the region at run time).
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def rewrite_module(
                 and stmt.name == fsite.node.name
             ):
                 deco = ast.copy_location(ast.Name(function_name(index), ast.Load()), stmt)
-                stmt.decorator_list = [deco, *stmt.decorator_list]
+                # inside its transparent decorators (`@torch.no_grad()`): they wrap the region
+                stmt.decorator_list.insert(fsite.position, deco)
     prelude_at = _prelude_index(module)
     anchor = module.body[prelude_at] if prelude_at < len(module.body) else module
     table = ast.Dict(keys=[ast.Constant(i) for i in fallbacks], values=list(fallbacks.values()))

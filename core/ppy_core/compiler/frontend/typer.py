@@ -99,6 +99,7 @@ class Typer:
             index=tuple(self.annotation(i) for i in items),
             in_annotation=True,
             location=self.location(node),
+            report=self.oracle.report,
         )
         return self.oracle.subscript(ctx) or UNKNOWN
 
@@ -168,10 +169,17 @@ class Typer:
     def _attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
         owner = self.qualname(node.value)
         if owner is not None:
-            ctx = AttributeContext(node.attr, owner=owner, location=self.location(node))
+            ctx = AttributeContext(
+                node.attr, owner=owner, location=self.location(node), report=self.oracle.report
+            )
             return self.oracle.attribute_type(ctx) or UNKNOWN
         owner_type = self.expr(node.value, conv)
-        ctx = AttributeContext(node.attr, owner_type=owner_type, location=self.location(node))
+        ctx = AttributeContext(
+            node.attr,
+            owner_type=owner_type,
+            location=self.location(node),
+            report=self.oracle.report,
+        )
         return self.oracle.instance_attribute(ctx) or UNKNOWN
 
     def _call_type(self, node: ast.Call, conv: Mapping[int, Converge]) -> Type:
@@ -206,6 +214,7 @@ class Typer:
             kw_constants={k.arg: _constant(k.value) for k in node.keywords if k.arg},
             receiver=receiver,
             location=self.location(node),
+            report=self.oracle.report,
         )
         alias = self.oracle.call_alias(ctx)
         if alias:
@@ -217,8 +226,13 @@ class Typer:
                 kw_constants=ctx.kw_constants,
                 receiver=receiver,
                 location=ctx.location,
+                report=ctx.report,
             )
-        return ctx
+        return self.oracle.adjust_call(ctx) or ctx  # defaults and keywords normalised
+
+    def owner_class(self, t: Type) -> str:
+        """The class name a method of a value of type `t` is asked under."""
+        return self._owner_class(t)
 
     def _owner_class(self, t: Type) -> str:
         """Method calls are asked as `<class>.<method>`: the class a plugin named for the
@@ -242,6 +256,7 @@ class Typer:
             tuple(self.expr(o, conv) for o in operands),
             tuple(_constant(o) for o in operands),
             self.location(node),
+            report=self.oracle.report,
         )
 
 

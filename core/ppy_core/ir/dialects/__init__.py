@@ -1,5 +1,12 @@
 """The core dialects, and a registry holding all of them.
 
+The core keeps the dialects several plugins share: `builtin`/`func`, `tensor`,
+`columnar`, and `linalg` with the library-call base (`library`). A dialect one
+library owns is its plugin's, registered through `Plugin.register_dialects`:
+`aten` (ppy-torch), `stablehlo` (ppy-jax), `scipy.special`/`scipy.fft`/
+`scipy.sparse` (ppy-scipy). `core_registry()` holds the core's; the driver adds
+the active plugins' to it.
+
 Loaded lazily: a plugin reading one dialect's tables (`tensor.UNARY_FUNCTIONS`) on
 a cached start does not pay for every dialect.
 """
@@ -18,11 +25,6 @@ _DIALECTS = (
     ("tensor", "TENSOR"),
     ("columnar", "COLUMNAR"),
     ("library", "LINALG"),
-    ("library", "FFT"),
-    ("library", "SPECIAL"),
-    ("library", "SPARSE"),
-    ("aten", "ATEN"),
-    ("aten", "STABLEHLO"),
 )
 
 

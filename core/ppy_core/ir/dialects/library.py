@@ -1,9 +1,18 @@
-"""Dialects of library calls that are named but never fused: linalg, fft, special,
-sparse. Each op keeps the call's library target, so a backend without a lowering
-can still call it directly.
+"""Library calls that are named but never fused, and the `linalg` dialect built of them.
+
+A library-call op keeps the call's library target, so a backend without a lowering
+for it can still call it directly. `LibraryCall` and `library_ops` are what every
+such dialect shares: the core's `linalg`, and the ones plugins register (ppy-scipy's
+`scipy.special`, `scipy.fft`, `scipy.sparse`).
 
 %r = linalg.matmul %a, %b {target = "numpy.matmul"}
     : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
+
+`linalg` stays in the core because several plugins converge on it: NumPy's plugin
+lowers `numpy.dot`/`matmul`/... to it (`DialectOperationSpec("linalg.dot")`), and
+`numpy.linalg`, `scipy.linalg`, `torch.linalg` and `jax.numpy.linalg` name the same
+operations (solve, inv, det, cholesky, qr, svd, eigh, lu); a plugin may not import
+another plugin, so an op set they share must live here.
 """
 
 from __future__ import annotations
@@ -14,18 +23,22 @@ from ppy_core.ir.core import Dialect, Operation, attribute, operand, result
 from ppy_core.ir.types import Type
 
 
-class _LibraryCall(Operation):
+class LibraryCall(Operation):
+    """Base of library-call ops: reads memory, calls `target` with its operands."""
+
     effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
     target = attribute(str)
     args = operand(Type, variadic=True)
     outs = result(Type, variadic=True)
 
 
-def _ops(dialect: str, names: tuple[str, ...]) -> list[type[Operation]]:
+def library_ops(dialect: str, names: tuple[str, ...]) -> list[type[Operation]]:
+    """One `LibraryCall` op class per name, called `<dialect>.<name>`."""
+    stem = "".join(part.title() for part in dialect.split("."))
     return [
         type(
-            f"{dialect.title()}{n.title().replace('_', '')}Op",
-            (_LibraryCall,),
+            f"{stem}{n.title().replace('_', '')}Op",
+            (LibraryCall,),
             {
                 "name": f"{dialect}.{n}",
                 "__doc__": f'%r = {dialect}.{n} %a {{target = "..."}} : (...) -> ...',
@@ -37,7 +50,7 @@ def _ops(dialect: str, names: tuple[str, ...]) -> list[type[Operation]]:
 
 LINALG: Final = Dialect(
     "linalg",
-    _ops(
+    library_ops(
         "linalg",
         (
             "dot",
@@ -57,6 +70,5 @@ LINALG: Final = Dialect(
         ),
     ),
 )
-FFT: Final = Dialect("fft", _ops("fft", ("fft", "ifft", "rfft", "irfft", "fft2", "fftn")))
-SPECIAL: Final = Dialect("special", _ops("special", ("unary", "binary")))
-SPARSE: Final = Dialect("sparse", _ops("sparse", ("csr", "csc", "coo", "matvec", "matmul")))
+
+__all__ = ["LINALG", "LibraryCall", "library_ops"]

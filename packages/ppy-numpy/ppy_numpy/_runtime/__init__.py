@@ -1,16 +1,30 @@
-"""Runtime of ppy-numpy: guarded dispatch of fused kernels (no compiler imports).
+"""Runtime of ppy-numpy: the `numpy` runtime adapter (no compiler imports).
 
-`Site` (from the C extension ``_dispatch``) holds a kernel address, its
-signature, the Python fallback and a site id; `make_site` builds one from a
-kernel's signature fields, resolving NumPy's inner loops by ufunc name.
+`NumpyAdapter` is registered as ``ppy.runtimes: numpy``: the core's binder hands
+it a kernel loaded through the kernel ABI (`ppy_core.runtime.abi`), whatever
+backend compiled it, and gets back a `Site` of the C extension ``_dispatch``: the
+guard (exact float64 C-contiguous ndarrays, float scalars), the kernel call with
+NumPy's own inner loops resolved by ufunc name, the FP-flag check against
+`np.geterr()`, threads, counters; the site's Python path when the guard fails.
+`make_site` builds one from a kernel's signature fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["PAR_THRESHOLD", "make_site", "num_threads", "set_num_threads"]
+from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
+from ppy_core.runtime.adapter import RuntimeAdapter
+
+__all__ = [
+    "PAR_THRESHOLD",
+    "NumpyAdapter",
+    "create_adapter",
+    "make_site",
+    "num_threads",
+    "set_num_threads",
+]
 
 #: elements from which a kernel is split over threads. Measured on the 2-core machine
 #: of packages/ppy-numpy/README.md with `python benchmarks/numpy_fusion.py` (its table
@@ -68,3 +82,46 @@ def set_num_threads(n: int) -> None:
     from . import _dispatch
 
     _dispatch.set_num_threads(int(n))
+
+
+class NumpyAdapter(RuntimeAdapter):
+    """Kernels over NumPy arrays: any kind of the ABI, NumPy's loops by ufunc name."""
+
+    name: ClassVar[str] = "numpy"
+
+    def kernel_site(self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str) -> Any:
+        """A `_dispatch.Site` around `kernel` (see the module docstring)."""
+        sig = kernel.signature
+        return make_site(
+            kernel.address,
+            sig.kind,
+            sig.leaves,
+            sig.loops,
+            fallback,
+            site_id,
+            kernel.keepalive,
+            sig.nan_ok,
+        )
+
+    def accepts(self, signature: KernelSignature) -> str | None:
+        """Every kind; loops only by the name of a NumPy ufunc (checked without NumPy:
+        `make_site` refuses an unknown one when the site is bound)."""
+        bad = [name for name, _ in signature.loops if not name.isidentifier()]
+        return f"loops {bad} are not NumPy ufunc names" if bad else None
+
+    def build_key(self) -> str:
+        """NumPy's version plus its umath extension's size and mtime."""
+        from ppy_numpy._runtime.proof import numpy_build_key
+
+        return numpy_build_key()
+
+    def prove(self, cases: Sequence[ProofCase]) -> dict[str, str]:
+        """Each case's kernel against NumPy's own answer (`proof.run_cases`)."""
+        from ppy_numpy._runtime.proof import run_cases
+
+        return run_cases(cases)
+
+
+def create_adapter() -> NumpyAdapter:
+    """Entry point ``ppy.runtimes: numpy``."""
+    return NumpyAdapter()

@@ -1,0 +1,107 @@
+"""Where ppy's caches live, and how a builder puts a finished file there.
+
+One root for everything ppy caches: the compile cache (`entries/`, `locks/` ...)
+and each backend's own builds beside it (`llvm/`, `torch/`). The root is, first
+match wins:
+
+1. the root of the compile cache building right now (`Cache.store` sets it for
+   the duration of a build, so a project's `[tool.ppy] cache-dir` reaches the
+   backends it calls without every backend reading the project's config);
+2. `PPY_CACHE_DIR`;
+3. `$XDG_CACHE_HOME/ppy` when that is an absolute path;
+4. `~/.cache/ppy`.
+
+A finished file is published atomically: written beside its place under a unique
+name, then renamed over it, so a reader (or a builder killed half-way) never
+leaves a half-written file where a finished one is expected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from contextvars import ContextVar
+from pathlib import Path
+
+_ACTIVE: ContextVar[Path | None] = ContextVar("ppy_cache_root", default=None)
+
+
+def default_root() -> Path:
+    """`PPY_CACHE_DIR`, else `$XDG_CACHE_HOME/ppy`, else `~/.cache/ppy` (no project)."""
+    env = os.environ.get("PPY_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "ppy"
+
+
+def cache_root() -> Path:
+    """The root in force: the building cache's, else `default_root()`."""
+    active = _ACTIVE.get()
+    return active if active is not None else default_root()
+
+
+@contextlib.contextmanager
+def using_root(root: Path) -> Iterator[Path]:
+    """Make `root` the root in force inside the `with` (the compile cache wraps each
+    build in it); the previous one comes back after, even on an exception."""
+    token = _ACTIVE.set(Path(root))
+    try:
+        yield Path(root)
+    finally:
+        _ACTIVE.reset(token)
+
+
+def backend_dir(name: str) -> Path:
+    """`cache_root()/name`, created: the folder a backend keeps its own builds in."""
+    if not name or "/" in name or name.startswith("."):
+        raise ValueError(f"backend cache folder name {name!r} is not a plain name")
+    path = cache_root() / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def publish_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (a unique temporary beside it, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def publish_file(built: Path, path: Path) -> None:
+    """Move the finished file `built` to `path` atomically (same file system)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(built, path)
+
+
+def write_if_changed(path: Path, data: str | bytes) -> bool:
+    """Publish `data` at `path` unless it already holds exactly that; True when written.
+
+    An unchanged file keeps its mtime, so make-style tools (ninja) rebuild nothing."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if path.read_bytes() == raw:
+            return False
+    except OSError:
+        pass
+    publish_bytes(path, raw)
+    return True
+
+
+__all__ = [
+    "default_root",
+    "cache_root",
+    "using_root",
+    "backend_dir",
+    "publish_bytes",
+    "publish_file",
+    "write_if_changed",
+]

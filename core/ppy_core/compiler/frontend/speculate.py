@@ -1,0 +1,410 @@
+"""Speculative sites: unannotated leaves assumed to be arrays of the module's library.
+
+Most array code carries no annotations: in `def f(a, b, c): return 2.0*a + 3.0*b*c - a/b`
+every leaf is Unknown, so no operator converges. Where the module imports a library
+whose plugin offers a `speculative_array` (NumPy: a float64 ndarray), the front end
+types such an expression again with its Unknown leaves assumed to be that array. A
+tree that converges only then is a *speculative* site. Its guard checks every leaf at
+run time and anything else (floats, lists, another library's tensors) runs the original
+Python, so a wrong assumption costs a guard, never an answer.
+
+Which library: the one the tree names (a typed array or a library call in it), else the
+one the function names, else the module's single candidate; with two candidates and no
+evidence nothing is assumed (a remark says so). Never assumed: literals, containers,
+module attributes of other libraries (`math.pi`), builtin calls (`len(x)`), loop
+counters (`for i in range(...)`, `enumerate`) and locals assigned once from those.
+
+What keeps Python's semantics: a speculative tree holds at least MIN_OPERATIONS
+operations (one ufunc call gains nothing from fusion, and `i + 1` in scalar code must
+not pay a guard), and after its first operation every leaf Python evaluates is a plain
+name or a literal: on the fallback path an operator of an unknown object may raise or
+have effects, so a call or attribute read after it would run out of Python's order.
+The core names no library: the type comes from the plugin, the library from its type.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.typer import Typer, single_assignments
+from ppy_core.interface.plugin import Converge
+from ppy_core.ir.types import UNKNOWN, TensorType, Type
+
+MIN_OPERATIONS = 2
+_BUILTINS = frozenset(dir(builtins))
+_COUNTING = ("range", "enumerate")
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+Operands = dict[int, list[ast.expr]]
+Converger = Callable[[ast.expr, Typer, dict[int, Converge]], None]
+
+
+@dataclass(slots=True)
+class SpeculativeTyper(Typer):
+    """A Typer that answers `array` for an Unknown leaf the scope lets it assume."""
+
+    array: TensorType | None = None
+    scope: BodyScope | None = None
+
+    def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        found = Typer.expr(self, node, conv)
+        if (
+            found is UNKNOWN
+            and self.array is not None
+            and self.scope is not None
+            and id(node) not in conv
+            and self.scope.may_assume(node, self.array.library, self)
+        ):
+            return self.array
+        return found
+
+
+@dataclass(slots=True)
+class BodyScope:
+    """What may be assumed inside one function (or one module-level statement)."""
+
+    assigned: Mapping[str, ast.expr]  # names bound once, by `name = value`
+    counters: frozenset[str]  # loop counters: ints, never arrays
+
+    def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
+        return self._may(node, library, typer, frozenset())
+
+    def _may(self, node: ast.expr, library: str, typer: Typer, seen: frozenset[str]) -> bool:
+        if isinstance(node, ast.Name):
+            if node.id in self.counters or node.id in seen or node.id in typer.imports:
+                return False
+            value = self.assigned.get(node.id)
+            return value is None or self._may(value, library, typer, seen | {node.id})
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            owner = typer.qualname(node.value if isinstance(node, ast.Subscript) else node)
+            return owner is None or owner.partition(".")[0] == library
+        if isinstance(node, ast.Call):
+            callee = typer.qualname(node.func)
+            if callee is not None:
+                return callee.partition(".")[0] == library
+            return not _is_builtin(node.func, typer)
+        if isinstance(node, ast.BinOp):
+            return any(self._may(n, library, typer, seen) for n in (node.left, node.right))
+        if isinstance(node, ast.UnaryOp):
+            return self._may(node.operand, library, typer, seen)
+        if isinstance(node, ast.IfExp):
+            return any(self._may(n, library, typer, seen) for n in (node.body, node.orelse))
+        return False
+
+
+@dataclass(slots=True)
+class Choice:
+    """The array assumed for one expression root (None: nothing), and why not."""
+
+    array: TensorType | None
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Speculator:
+    """Per module: the arrays plugins let the core assume, and the array libraries known."""
+
+    candidates: Mapping[str, TensorType]
+    libraries: frozenset[str]
+    module_assigned: Mapping[str, ast.expr] = field(default_factory=dict)
+
+    @classmethod
+    def for_module(cls, oracle: Oracle, tree: ast.Module) -> Speculator | None:
+        candidates = dict(oracle.speculative_arrays())
+        if not candidates:
+            return None
+        known = {
+            t.library
+            for t in oracle.external_types().values()
+            if isinstance(t, TensorType) and t.library
+        }
+        return cls(candidates, frozenset(known | set(candidates)), _module_assignments(tree))
+
+    def scope(
+        self, body: list[ast.stmt], local: Mapping[str, ast.expr], local_names: Iterable[str]
+    ) -> BodyScope:
+        """`local`: the body's names bound once; `local_names`: every name it binds
+        (a module name it shadows says nothing about the local)."""
+        shadowed = set(local_names)
+        assigned = {k: v for k, v in self.module_assigned.items() if k not in shadowed}
+        assigned.update(local)
+        return BodyScope(assigned, frozenset(_counters(body)))
+
+    def body(self, body: list[ast.stmt], typer: Typer) -> BodySpeculation | None:
+        """Speculation inside one function body (or module statement) typed by `typer`."""
+        if not body:
+            return None
+        local = single_assignments(ast.Module(body=body, type_ignores=[]))  # type: ignore[arg-type]
+        scope = self.scope(body, local, typer.env)
+        named = libraries_named(body_nodes(body), typer, self.libraries)
+        return BodySpeculation(self, typer, scope, named)
+
+    def choose(self, root: ast.expr, body_libraries: set[str], typer: Typer) -> Choice:
+        """The array an Unknown leaf of `root` is assumed to be."""
+        named = libraries_named(_walk(root), typer, self.libraries)
+        for evidence, where in ((named, "the expression"), (body_libraries, "the function")):
+            if len(evidence) > 1:
+                return Choice(None, f"{where} names {' and '.join(sorted(evidence))}")
+            if evidence:
+                library = next(iter(evidence))
+                array = self.candidates.get(library)
+                return Choice(array, "" if array else f"{where} names {library}")
+        if len(self.candidates) == 1:
+            return Choice(next(iter(self.candidates.values())))
+        return Choice(None, f"{' and '.join(sorted(self.candidates))} could each be meant")
+
+
+@dataclass(slots=True)
+class BodySpeculation:
+    """One body's speculation: its scope, the libraries it names, why it declined."""
+
+    speculator: Speculator
+    typer: Typer
+    scope: BodyScope
+    named: set[str]
+    declined: set[str] = field(default_factory=set)
+
+    def retype(
+        self, root: ast.expr, plain: dict[int, Converge], operands: Operands, converge: Converger
+    ) -> tuple[Typer, dict[int, Converge]]:
+        """`root` typed again (by `converge`, the site finder's) with its Unknown leaves
+        assumed to be the chosen library's array. The trees only that made converge
+        are kept where `prune` lets them; the typer returned types the leaves."""
+        if not self._has_unknown(root, plain):
+            return self.typer, plain
+        choice = self.speculator.choose(root, self.named, self.typer)
+        if choice.array is None:
+            if choice.reason:
+                self.declined.add(choice.reason)
+            return self.typer, plain
+        before = {n: (c, operands[n]) for n, c in plain.items()}
+        view = assumer(self.typer, choice.array, self.scope)
+        conv: dict[int, Converge] = {}
+        converge(root, view, conv)
+        prune(root, conv, before, operands, view)
+        return view, conv
+
+    def _has_unknown(self, root: ast.expr, plain: Mapping[int, Converge]) -> bool:
+        """Does `root` hold a leaf that could be assumed (typed Unknown, assumable)?"""
+        return any(
+            isinstance(n, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
+            and id(n) not in plain
+            and self.typer.expr(n, plain) is UNKNOWN
+            for n in _walk(root)
+        )
+
+
+def libraries_named(nodes: Iterable[ast.AST], typer: Typer, libraries: frozenset[str]) -> set[str]:
+    """Array libraries `nodes` name: by a qualified name (`np.sin`) or a typed array."""
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name | ast.Attribute):
+            name = typer.qualname(node)
+            if name is not None and name.partition(".")[0] in libraries:
+                found.add(name.partition(".")[0])
+        if isinstance(node, ast.Name):
+            t = typer.expr(node, {})
+            if isinstance(t, TensorType) and t.library in libraries:
+                found.add(t.library)
+    return found
+
+
+def body_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of a body, not descending into nested functions, lambdas or classes."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def prune(
+    root: ast.expr,
+    conv: dict[int, Converge],
+    plain: Mapping[int, tuple[Converge, list[ast.expr]]],
+    operands: Operands,
+    view: Typer,
+) -> None:
+    """Drop from `conv` each tree that only the assumption made converge and that is
+    too small, would reorder Python's evaluation, or has a leaf still Unknown to `view`
+    (one never assumed, like `math.pi`: it would fail every guard); `plain` (node id ->
+    what plain typing found, with its operands) is put back for those trees."""
+    for tree in list(tree_roots(root, conv, operands)):
+        nodes = list(tree_nodes(tree, conv, operands))
+        if all(id(n) in plain for n in nodes):
+            continue
+        if (
+            len(nodes) < MIN_OPERATIONS
+            or not in_python_order(tree, conv, operands)
+            or any(view.expr(leaf, conv) is UNKNOWN for leaf in tree_leaves(tree, conv, operands))
+        ):
+            for n in nodes:
+                if id(n) in plain:
+                    conv[id(n)], operands[id(n)] = plain[id(n)]
+                else:
+                    del conv[id(n)]
+
+
+def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Operands) -> bool:
+    """True if every leaf Python evaluates after the tree's first operation is a name
+    or a literal (so evaluating all leaves first changes nothing observable)."""
+    started = False
+
+    def walk(node: ast.expr) -> bool:
+        nonlocal started
+        for child in operands[id(node)]:
+            if _inside(child, conv):
+                if not walk(child):
+                    return False
+            elif started and not isinstance(child, ast.Name | ast.Constant) and not _negated(child):
+                return False
+        started = True
+        return True
+
+    return walk(root)
+
+
+def tree_roots(
+    node: ast.expr, conv: Mapping[int, Converge], operands: Operands
+) -> Iterator[ast.expr]:
+    """The roots of the maximal trees under `node`, cut as the site finder cuts them."""
+    if id(node) not in conv:
+        for child in _children(node):
+            yield from tree_roots(child, conv, operands)
+        return
+    yield node
+    yield from _below(node, conv, operands)
+
+
+def _below(node: ast.expr, conv: Mapping[int, Converge], operands: Operands) -> Iterator[ast.expr]:
+    for child in operands[id(node)]:
+        if _inside(child, conv):
+            yield from _below(child, conv, operands)
+        elif id(child) in conv:
+            yield from tree_roots(child, conv, operands)
+        else:
+            for grandchild in _children(child):
+                yield from tree_roots(grandchild, conv, operands)
+
+
+def tree_leaves(
+    node: ast.expr, conv: Mapping[int, Converge], operands: Operands
+) -> Iterator[ast.expr]:
+    """The leaves of the tree rooted at `node` (literals are constants, not leaves)."""
+    for child in operands[id(node)]:
+        if _inside(child, conv):
+            yield from tree_leaves(child, conv, operands)
+        elif not isinstance(child, ast.Constant) and not _negated(child):
+            yield child
+
+
+def tree_nodes(
+    node: ast.expr, conv: Mapping[int, Converge], operands: Operands
+) -> Iterator[ast.expr]:
+    yield node
+    for child in operands[id(node)]:
+        if _inside(child, conv):
+            yield from tree_nodes(child, conv, operands)
+
+
+def _inside(child: ast.expr, conv: Mapping[int, Converge]) -> bool:
+    """A converged child in its parent's tree (a reduction is a tree of its own)."""
+    return id(child) in conv and conv[id(child)].op != "tensor.reduce"
+
+
+def _negated(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    )
+
+
+def _is_builtin(func: ast.expr, typer: Typer) -> bool:
+    return (
+        isinstance(func, ast.Name)
+        and func.id in _BUILTINS
+        and func.id not in typer.env
+        and func.id not in typer.globals
+        and func.id not in typer.imports
+    )
+
+
+def _counters(body: list[ast.stmt]) -> Iterator[str]:
+    """Names bound by `for i in range(...)` and `for i, x in enumerate(...)`."""
+    for node in body_nodes(body):
+        if not (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and isinstance(node.iter.func, ast.Name)
+            and node.iter.func.id in _COUNTING
+        ):
+            continue
+        target = node.target
+        if node.iter.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts:
+            target = target.elts[0]
+        if isinstance(target, ast.Name):
+            yield target.id
+
+
+def _module_assignments(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module names bound exactly once, by a top-level `name = value`."""
+    counts: Counter[str] = Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    )
+    found: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and counts[stmt.targets[0].id] == 1
+        ):
+            found[stmt.targets[0].id] = stmt.value
+    return found
+
+
+def _walk(node: ast.expr) -> Iterator[ast.AST]:
+    todo: list[ast.AST] = [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        if not isinstance(current, _SCOPES):
+            todo.extend(ast.iter_child_nodes(current))
+
+
+def _children(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, _SCOPES):
+        return []
+    return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+
+
+def assumer(base: Typer, array: TensorType, scope: BodyScope) -> SpeculativeTyper:
+    """A speculative view of `base` (same imports, names and oracle)."""
+    return SpeculativeTyper(
+        base.oracle, base.imports, base.path, base.env, base.globals, array=array, scope=scope
+    )
+
+
+__all__ = [
+    "MIN_OPERATIONS",
+    "SpeculativeTyper",
+    "BodyScope",
+    "Choice",
+    "Speculator",
+    "BodySpeculation",
+    "libraries_named",
+    "body_nodes",
+    "prune",
+    "in_python_order",
+    "tree_roots",
+    "tree_nodes",
+    "tree_leaves",
+    "assumer",
+]

@@ -1,0 +1,163 @@
+"""Runtime adapters: how an array library's objects meet a compiled kernel.
+
+Each array library's plugin distribution ships one adapter and registers it by
+entry point, name = the library (the `library` of the IR's tensor types):
+
+    [project.entry-points."ppy.runtimes"]
+    numpy = "ppy_numpy._runtime:create_adapter"
+
+A backend writes a kernel with the kernel ABI (`ppy_core.runtime.abi`) and names
+the adapter of the site's library in its unit (`CompiledUnit.runtime`); at run
+time the binder asks that adapter for a guarded site. So a backend never imports
+a plugin, a plugin never imports a backend, and the runtime imports nothing a
+manifest names unless it is registered: names are looked up in the installed
+distributions' metadata first, and only the one named is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
+
+if TYPE_CHECKING:
+    from ppy_core.interface.discovery import Entry
+
+GROUP: Final = "ppy.runtimes"
+
+
+class RuntimeAdapter:
+    """Base of a library's runtime adapter. The run-time side (`kernel_site`) imports
+    no compiler code; the build-time side (`accepts`, `companion_files`, `prove`) may
+    import its distribution's build code lazily."""
+
+    name: ClassVar[str] = ""
+
+    def kernel_site(
+        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str
+    ) -> Callable[..., Any]:
+        """A callable site: guard the call's operands (exact types of this library,
+        dtype, layout), hand their buffers to `kernel`, allocate the result this
+        library's way; call `fallback` (the site's Python) when the guard fails. It
+        reports `{"fast": n, "fallback": {reason: n}}` through `ppy_stats()` or
+        `stats()` for `ppy.stats()`."""
+        raise NotImplementedError
+
+    def accepts(self, signature: KernelSignature) -> str | None:
+        """Build time: None if `kernel_site` can call kernels of `signature`, else why
+        not (the backend then leaves the site to the library, with that reason)."""
+        return None
+
+    def companion_files(self, build_dir: Path) -> tuple[str, ...]:
+        """Build time: files this adapter needs beside each kernel at run time (a
+        compiled dispatcher, say), written into `build_dir`; their names. They follow
+        the kernel's library in the unit's files, so an artifact carries them."""
+        return ()
+
+    def build_key(self) -> str:
+        """The identity of the library build whose loops kernels call (version,
+        extension files): a proof's verdicts hold for this key only."""
+        return ""
+
+    def prove(self, cases: Sequence[ProofCase]) -> dict[str, str]:
+        """Run each case's kernel against the library's own answer; per case name
+        "ok" or why not. An adapter that cannot prove anything says so for every case."""
+        return {case.name: f"the {self.name or 'runtime'} adapter runs no proofs" for case in cases}
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """What the installed metadata registers: adapters by name (a name two
+    distributions register is neither's: discovery reports E1906), and the top-level
+    packages of every ppy entry point (the only packages a manifest may name)."""
+
+    runtimes: Mapping[str, Entry]
+    packages: frozenset[str]
+
+
+_registries: dict[int, Registry] = {}
+_adapters: dict[str, RuntimeAdapter | str] = {}
+
+
+def registry(*, refresh: bool = False) -> Registry:
+    """The registry of `sys.path`'s distributions. It is the core's one metadata scan
+    (`interface.discovery.discover`, cached per path, shared with the plugin and
+    backend lookup), so binding sites reads no metadata a cached start has not read."""
+    from ppy_core.interface.discovery import discover  # metadata only, imports no plugin
+
+    found = discover(refresh=refresh)
+    if refresh:
+        _adapters.clear()
+    key = id(found)
+    if key not in _registries:
+        entries = [*found.plugins.values(), *found.backends.values(), *found.runtimes.values()]
+        packages = frozenset(e.value.partition(":")[0].partition(".")[0].strip() for e in entries)
+        _registries.clear()  # one per scan: an older scan's registry is never asked again
+        _registries[key] = Registry(found.runtimes, packages)
+    return _registries[key]
+
+
+def registered(name: str) -> bool:
+    """Whether an adapter `name` is registered (by one distribution; nothing imported)."""
+    return name in registry().runtimes
+
+
+def adapter(name: str) -> RuntimeAdapter:
+    """The adapter registered as `name`, imported and created once per process.
+    LookupError (saying why) when none is registered or it fails to load."""
+    cached = _adapters.get(name)
+    if cached is None:
+        cached = _load(name)
+        _adapters[name] = cached
+    if isinstance(cached, str):
+        raise LookupError(cached)
+    return cached
+
+
+def _load(name: str) -> RuntimeAdapter | str:
+    entry = registry().runtimes.get(name)
+    if entry is None:
+        return (
+            f"no runtime adapter {name!r} is registered (entry point group {GROUP}, "
+            f"once); install the plugin distribution of {name!r}"
+        )
+    module, _, factory = entry.value.partition(":")
+    try:
+        import importlib
+
+        made = getattr(importlib.import_module(module.strip()), factory.strip())()
+    except Exception as exc:  # a broken adapter: its sites run Python
+        return f"runtime adapter {name!r} ({entry.value}) failed to load: {exc!r}"
+    if not isinstance(made, RuntimeAdapter):
+        return f"runtime adapter {name!r} ({entry.value}) made a {type(made).__name__}"
+    return made
+
+
+def resolve_loader(spec: str) -> Callable[..., Any]:
+    """A backend's own loader, "module:function", imported only if its top-level
+    package is one a ppy entry point registers. LookupError otherwise."""
+    module, _, function = spec.partition(":")
+    if not module or not function:
+        raise LookupError(f"loader {spec!r} is not 'module:function'")
+    if module.partition(".")[0] not in registry().packages:
+        raise LookupError(
+            f"loader {spec!r} is not in a distribution that registers a ppy entry point; "
+            "it is not imported"
+        )
+    import importlib
+
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+
+
+__all__ = [
+    "GROUP",
+    "Registry",
+    "RuntimeAdapter",
+    "adapter",
+    "registered",
+    "registry",
+    "resolve_loader",
+]

@@ -1,0 +1,179 @@
+"""Speculative sites, in the core alone: made-up array plugins (no NumPy), the site
+finder run on parsed modules. An unannotated tree becomes a site only where a plugin
+offers a `speculative_array`, only with enough operations, only in Python's order."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Mapping
+
+from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.sites import Findings, SiteFinder
+from ppy_core.compiler.frontend.speculate import MIN_OPERATIONS
+from ppy_core.interface.hooks import HookCaller
+from ppy_core.interface.plugin import Converge, ModuleContext, OperatorContext, Plugin
+from ppy_core.ir.types import F64, UNKNOWN, ScalarType, TensorType, Type
+
+_BINARY = {"Add": "tensor.add", "Sub": "tensor.sub", "Mult": "tensor.mul", "Div": "tensor.div"}
+
+
+class ArrayPlugin(Plugin):
+    """Arrays of library `library`: arithmetic with numbers converges; Unknown
+    operands converge only next to a typed array (as NumPy's plugin does)."""
+
+    name = "vecs"
+    modules = ("vecs",)
+    library = "vecs"
+    speculate = True
+
+    @property
+    def array(self) -> TensorType:
+        return TensorType(F64, None, self.library)
+
+    def external_types(self) -> Mapping[str, Type]:
+        return {f"{self.library}.Array": self.array}
+
+    def operator(self, ctx: OperatorContext) -> Converge | None:
+        ok = all(t == self.array or t is UNKNOWN or isinstance(t, ScalarType) for t in ctx.operands)
+        if ctx.op in _BINARY and self.array in ctx.operands and ok:
+            return Converge(_BINARY[ctx.op], self.array)
+        return None
+
+    def speculative_array(self) -> Type | None:
+        return self.array if self.speculate else None
+
+
+class OtherPlugin(ArrayPlugin):
+    name = "mats"
+    modules = ("mats",)
+    library = "mats"
+
+
+class Shy(ArrayPlugin):
+    speculate = False
+
+
+class ShyMats(OtherPlugin):
+    speculate = False
+
+
+def find(source: str, *plugins: Plugin) -> Findings:
+    tree = ast.parse(textwrap.dedent(source))
+    imports = {
+        (a.asname or a.name): a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import)
+        for a in n.names
+    }
+    oracle = Oracle(HookCaller(plugins))
+    return SiteFinder(oracle, ModuleContext("m.py", "m", imports), 2).run(tree)
+
+
+def texts(found: Findings) -> dict[str, tuple[str, ...]]:
+    """Each site's text -> the texts of its assumed leaves."""
+    return {
+        ast.unparse(s.node): tuple(ast.unparse(s.leaves[i]) for i in s.assumed)
+        for s in found.expr_sites
+    }
+
+
+def test_the_unannotated_function_is_one_speculative_site() -> None:
+    found = find(
+        """
+        import vecs
+        def f(a, b, c):
+            return 2.0*a + 3.0*b*c - a/b
+        """,
+        ArrayPlugin(),
+    )
+    assert texts(found) == {"2.0 * a + 3.0 * b * c - a / b": ("a", "b", "c")}
+    (site,) = found.expr_sites
+    assert site.leaf_types == [ArrayPlugin().array] * 3
+
+
+def test_no_plugin_offering_an_array_means_no_speculation() -> None:
+    source = """
+        import vecs
+        def f(a, b, c):
+            return 2.0*a + 3.0*b*c - a/b
+        """
+    assert texts(find(source, Shy())) == {}
+    assert texts(find(source)) == {}  # a module importing no array library
+
+
+def test_small_trees_and_scalars_are_not_speculated() -> None:
+    assert MIN_OPERATIONS == 2
+    found = find(
+        """
+        import vecs
+        import math
+        def f(a, b, xs, r):
+            s = a + b                      # one operation: nothing to fuse
+            t = 2.0 * 3.0 + 1.0            # literals only
+            for i in range(10):
+                s = i * i + 1              # a loop counter is an int
+            n = len(xs)
+            u = n * 2.0 + n                # from a builtin call
+            v = len(xs) * 2.0 + 1.0
+            w = math.pi * r * r            # another module's attribute is no array
+            return a * b + 1.0             # two operations: speculated
+        """,
+        ArrayPlugin(),
+    )
+    assert texts(found) == {"a * b + 1.0": ("a", "b")}
+
+
+def test_a_call_after_the_first_operation_keeps_the_tree_python() -> None:
+    # Python runs `a * 2.0` before calling g: on the fallback path an operator of an
+    # unknown object may raise or print, so g must not run first.
+    found = find(
+        """
+        import vecs
+        def f(a, g, h, y):
+            p = a * 2.0 + g(y)
+            q = g(a) + h(y) * 2.0          # both calls come before any operation
+            return p, q
+        """,
+        ArrayPlugin(),
+    )
+    assert texts(found) == {"g(a) + h(y) * 2.0": ("g(a)", "h(y)")}
+
+
+def test_locals_and_module_names_from_unknown_calls_are_assumed() -> None:
+    found = find(
+        """
+        import vecs
+        A = load()
+        def f(n):
+            x = make(n)
+            return x * x + 2.0 * A
+        """,
+        ArrayPlugin(),
+    )
+    assert texts(found) == {"x * x + 2.0 * A": ("x", "A")}
+
+
+def test_the_library_the_function_names_is_the_one_assumed() -> None:
+    source = """
+        import vecs
+        import mats
+        def f(a, b):
+            return 2.0 * a + b * b
+        def g(a, b):
+            x = vecs.Array
+            return 2.0 * a + b * b
+        def h(a, b):
+            x = mats.Array
+            return 2.0 * a + b * b
+        """
+    found = find(source, ArrayPlugin(), OtherPlugin())
+    libraries = {s.function: getattr(s.leaf_types[0], "library", "") for s in found.expr_sites}
+    assert libraries == {"g": "vecs", "h": "mats"}
+    assert any(
+        r.function == "f" and "mats and vecs could each be meant" in r.message
+        for r in found.remarks
+    )
+    # only one plugin offers an array: a function naming neither takes it
+    only = find(source, ArrayPlugin(), ShyMats())
+    assert {s.function for s in only.expr_sites} == {"f", "g"}

@@ -1,0 +1,167 @@
+"""Proofs, per NumPy build and CPU, that a kernel gives NumPy's own bits.
+
+What NumPy computes for a transcendental depends on its build and on the CPU's SIMD
+features, so a backend that calls NumPy's inner loops from a fused kernel asks this
+adapter (`NumpyAdapter.prove`, through the core's kernel ABI) to run each kernel
+against NumPy itself: random and special inputs at many lengths and offsets
+("wide"), or NaN-laden data for whether a reduction's NaN result keeps NumPy's bits
+("nan"). The backend caches the verdicts under `numpy_build_key()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ppy_core.runtime.abi import Expression, ProofCase, kernel_address
+
+LENGTHS = (*range(1, 34), 63, 64, 65, 255, 256, 257, 511, 1000, 4099)
+OFFSETS = (0, 1, 2, 3)
+NAN_LENGTHS = (*range(1, 41), 127, 128, 129, 255, 256, 257, 1000, 1031, 4099, 100_003)
+SEEDS = {"wide": 20251129, "nan": 20251130}
+
+
+def numpy_build_key() -> str:
+    """NumPy's version plus its umath module's size and mtime."""
+    import numpy
+    from numpy._core import _multiarray_umath as umath
+
+    st = os.stat(umath.__file__)
+    return f"numpy={numpy.__version__}:{st.st_size}:{int(st.st_mtime)}"
+
+
+def special_values() -> Any:
+    """Edge inputs: signed zeros, infinities, NaNs, subnormals, domain and overflow edges."""
+    import numpy as np
+
+    return np.array(
+        [
+            *(0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324),
+            *(2.2250738585072014e-308, 1e-310, 1.0, -1.0, 0.5, -0.5, 1 - 2**-53, 1 + 2**-52),
+            *(np.pi, -np.pi, np.pi / 2, 1e300, -1e300, 709.78, 709.79, -745.2, -745.1),
+            *(1e22, 2.0**1023, 1e-20, 710.5, -708.4, 0.7, 1.5, 20.0, -20.0, 3e7, 1e16),
+        ]
+    )
+
+
+def wide_inputs(rng: Any, n: int) -> Any:
+    """Random magnitudes over the exponent range with specials sprinkled in."""
+    import numpy as np
+
+    x = rng.uniform(-10, 10, n)
+    wide = rng.standard_normal(n) * 10.0 ** rng.uniform(-30, 30, n)
+    x = np.where(rng.random(n) < 0.3, wide, x)
+    sp = special_values()
+    picks = rng.random(n) < 0.15
+    x[picks] = sp[rng.integers(0, len(sp), int(picks.sum()))]
+    return x
+
+
+def nan_inputs(rng: Any, n: int) -> tuple[Any, Any]:
+    """Arrays whose products hold NaNs of both signs and several payloads (and inf*0)."""
+    import numpy as np
+
+    payloads = np.array(
+        [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF800000000ABCD, 0xFFF80000DEAD0000],
+        dtype=np.uint64,
+    ).view(np.float64)
+    x, y = rng.standard_normal(n), rng.uniform(0.5, 1.5, n)
+    k = int(rng.integers(1, 6))
+    x[rng.integers(0, n, k)] = payloads[rng.integers(0, len(payloads), k)]
+    if rng.random() < 0.3:
+        x[rng.integers(0, n)], y[rng.integers(0, n)] = np.inf, 0.0
+    return x, y
+
+
+def evaluate(expression: Expression, leaves: Sequence[Any]) -> Any:
+    """The ABI's proof expression computed by NumPy itself."""
+    import numpy as np
+
+    if isinstance(expression, int):
+        return leaves[expression]
+    if isinstance(expression, float):
+        return expression
+    op, *operands = expression
+    args = [evaluate(operand, leaves) for operand in operands]
+    named: dict[str, Callable[..., Any]] = {
+        "add": lambda a, b: a + b,
+        "mul": lambda a, b: a * b,
+        "sum": np.sum,
+        "prod": np.prod,
+    }
+    function = named.get(op) or getattr(np, op)
+    return function(*args)
+
+
+def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
+    """``{case name: "ok" | the first reason not}``: every case of a name must pass."""
+    import numpy as np
+
+    from ppy_numpy._runtime import make_site
+
+    rngs = {kind: np.random.default_rng(seed) for kind, seed in SEEDS.items()}
+    verdict: dict[str, str] = {}
+    with np.errstate(all="ignore"):
+        for case in cases:
+            if verdict.get(case.name, "ok") != "ok":
+                continue
+            if case.inputs not in rngs:
+                verdict[case.name] = f"unknown proof inputs {case.inputs!r}"
+                continue
+            found = kernel_address(case.kernel)
+            if found is None:
+                verdict[case.name] = "kernel library failed to load"
+                continue
+            sig = case.kernel.signature
+            try:
+                site = make_site(
+                    found[0],
+                    sig.kind,
+                    sig.leaves,
+                    sig.loops,
+                    lambda *a: None,
+                    f"proof:{case.name}",
+                    found[1],
+                    case.inputs == "nan",
+                )
+            except (LookupError, AttributeError, TypeError) as exc:
+                verdict[case.name] = f"no float64 loop: {exc}"
+                continue
+            check = _check_nan if case.inputs == "nan" else _check_wide
+            verdict[case.name] = check(site, case.expression, rngs[case.inputs]) or "ok"
+    return verdict
+
+
+def _check_wide(site: Any, expression: Expression, rng: Any) -> str:
+    import numpy as np
+
+    for n in LENGTHS:
+        for off in OFFSETS:
+            buf_x, buf_y = wide_inputs(rng, n + off), np.abs(wide_inputs(rng, n + off)) + 0.25
+            x, y = buf_x[off:], buf_y[off:]
+            got = site(x, y)
+            want = evaluate(expression, (x, y))
+            if got is None:
+                return f"fast path did not run at n={n}"
+            if not np.array_equal(got.view(np.uint64), want.view(np.uint64)):
+                i = int(np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))[0])
+                return f"bits differ at n={n} offset={off} x={x[i]!r}: {got[i]!r} != {want[i]!r}"
+    return ""
+
+
+def _check_nan(site: Any, expression: Expression, rng: Any) -> str:
+    import numpy as np
+
+    for n in NAN_LENGTHS:
+        for _ in range(12):
+            x, y = nan_inputs(rng, n)
+            got, want = site(x, y), evaluate(expression, (x, y))
+            if got is None:
+                return f"the kernel's result was refused at n={n}"
+            if np.float64(got).view(np.uint64) != np.float64(want).view(np.uint64):
+                return f"NaN bits differ at n={n}: {float(got)!r} != {float(want)!r}"
+    return ""
+
+
+__all__ = ["evaluate", "numpy_build_key", "run_cases", "special_values", "wide_inputs"]

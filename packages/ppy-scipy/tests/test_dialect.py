@@ -1,0 +1,39 @@
+"""SciPy's dialects (`scipy.special`, `scipy.fft`, `scipy.sparse`) are the scipy plugin's."""
+
+from __future__ import annotations
+
+import pytest
+
+from ppy_core.diagnostics import InvalidIRError
+from ppy_core.ir import core_registry, parse_ir, print_ir, verify
+from ppy_core.ir.dialects.library import LibraryCall
+from ppy_scipy.plugin import ScipyPlugin
+
+TEXT = """\
+func.func @f(%x: tensor<?xf64>, %m: tensor<?x?xf64>) -> (tensor<?xc128>, tensor<?xf64>) {
+  %f = scipy.fft.rfft %x {target = "scipy.fft.rfft"} : (tensor<?xf64>) -> tensor<?xc128>
+  %e = scipy.special.unary %x {target = "scipy.special.erf"} : (tensor<?xf64>) -> tensor<?xf64>
+  %s = scipy.sparse.csr %m {target = "csr_array"} : (tensor<?x?xf64>) -> tensor<?x?xf64>
+  %v = scipy.sparse.matvec %s, %e {target = "m"} : (tensor<?x?xf64>, tensor<?xf64>) -> tensor<?xf64>
+  func.return %f, %v : (tensor<?xc128>, tensor<?xf64>) -> ()
+}
+"""
+
+
+def test_the_plugin_registers_its_three_dialects_under_its_name() -> None:
+    names = [d.name for d in ScipyPlugin().register_dialects()]
+    assert names == ["scipy.special", "scipy.fft", "scipy.sparse"]
+
+
+def test_scipy_ops_parse_once_the_plugin_dialects_are_registered() -> None:
+    with pytest.raises(InvalidIRError, match=r"unknown operation 'scipy\.fft\.rfft'"):
+        parse_ir(TEXT, core_registry())
+    registry = core_registry()
+    for dialect in ScipyPlugin().register_dialects():
+        registry.register(dialect)
+    op = parse_ir(TEXT, registry)
+    verify(op)
+    assert print_ir(op) == TEXT
+    calls = [o for o in op.walk() if o.name.startswith("scipy.")]
+    assert len(calls) == 4
+    assert all(isinstance(o, LibraryCall) for o in calls)

@@ -1,0 +1,59 @@
+"""`@torch.no_grad()` is transparent: the function becomes an ATen region under
+`ppy` (at `@ppy.opt(3)`), and the decorator still wraps it at run time, so the
+region runs with grad disabled exactly as Python does. One cold region build."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import ppy
+
+pytestmark = pytest.mark.needs_cc
+
+SOURCE = """\
+import ppy
+import torch
+
+
+@ppy.opt(3)
+@torch.no_grad()
+def step(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    h = torch.matmul(x, w)
+    return torch.tanh(h) * 2.0 + x
+"""
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def test_no_grad_function_is_a_region_with_grad_off(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ppy]\nbackends = ["aten"]\n')
+    path = tmp_path / "nograd_region.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    from ppy_core.compiler.cached import compile_file, load_manifest
+
+    manifest = load_manifest(compile_file(path).entry)
+    (record,) = manifest["function_sites"]
+    assert record["unit"] is not None, record["reasons"]
+    assert any("'torch.no_grad' is transparent" in r["message"] for r in manifest["remarks"])
+    fast = ppy.load(path, "nograd_region")
+    spec = importlib.util.spec_from_file_location("nograd_region_plain", path)
+    assert spec is not None
+    assert spec.loader is not None
+    plain: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plain)
+
+    x = torch.randn(16, 8, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(8, 8, dtype=torch.float64, requires_grad=True)
+    ppy.reset_stats()
+    got, want = fast.step(x, w), plain.step(x, w)
+    assert ppy.stats()[f"nograd_region:{record['id']}"]["fast"] == 1
+    assert torch.equal(_bits(got), _bits(want))
+    assert (got.requires_grad, got.grad_fn) == (want.requires_grad, want.grad_fn) == (False, None)
+    assert torch.is_grad_enabled()  # the decorator restored grad mode, as in Python
