@@ -124,9 +124,20 @@ def test_doctor_reports_a_bad_config(make_pyproject: Callable[..., Path], tmp_pa
     assert _ppy("doctor", "--strict", str(project)).returncode == 1
 
 
-def test_doctor_text_names_fingerprints(fake_dists: Path, tmp_path: Path) -> None:
+def test_doctor_text_names_fingerprints(
+    fake_dists: Path, tmp_path: Path, dist_writers: tuple[Callable[..., None], Any]
+) -> None:
+    write_dist, _ = dist_writers
+    write_dist(
+        fake_dists,
+        "vec-runtime",
+        {"ppy.runtimes": {"veclib": "vec_runtime:create_adapter"}},
+        {"vec_runtime/__init__.py": "raise RuntimeError('doctor must not import adapters')\n"},
+    )
     done = _ppy("doctor", site=fake_dists, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert re.search(r"runtime adapters \(\d+\):", done.stdout)
+    assert "veclib: vec-runtime 1.0 (vec_runtime:create_adapter)" in done.stdout
     assert "plugins (" in done.stdout
     assert "backends (" in done.stdout
     assert "fingerprint: v1:fast" in done.stdout

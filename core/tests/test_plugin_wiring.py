@@ -1,7 +1,8 @@
 """Third-party plugins end to end, through `ppy` and `ppy explain`, each registered by
 real entry-point metadata in a throwaway folder: routing by module claims, plugin
 options, plugin diagnostics, and plugins that break (a raising fingerprint, a
-failing import) without stopping the run. Two fake libraries stand in for NumPy and
+failing import) without stopping the run, and what a plugin says its library's
+decorators do to a function. Two fake libraries stand in for NumPy and
 a rival: nothing here needs an array library or a backend (`backends = []`).
 """
 
@@ -20,7 +21,9 @@ Ppy = Callable[..., subprocess.CompletedProcess[str]]
 # "zed" owns zedlib (plays NumPy); it has an option and reports from its hooks.
 ZED = """\
 from ppy_core.diagnostics import Diagnostic
-from ppy_core.interface.plugin import Converge, Plugin
+from ppy_core.interface.plugin import (
+    TRANSPARENT, UNVOUCHED, Converge, DecoratorSemantics, Plugin,
+)
 from ppy_core.ir.types import TensorType, F64
 
 ARRAY = TensorType(F64, None, "zedlib")
@@ -43,6 +46,11 @@ class ZedPlugin(Plugin):
 
     def external_types(self):
         return {"zedlib.Array": ARRAY}
+
+    def decorator_semantics(self, ctx):
+        kinds = {"zedlib.keep": TRANSPARENT, "zedlib.route": UNVOUCHED}
+        kind = kinds.get(ctx.qualname)
+        return DecoratorSemantics(kind, "zed knows it") if kind else None
 
     def tensor_operation(self, ctx):
         if ctx.callee != "zedlib.sin":
@@ -101,6 +109,15 @@ def sin(x):
 
 def tan(x):
     return math.tan(x)
+
+def keep(f):
+    return f
+
+def route(f):
+    return f
+
+def other(f):
+    return f
 """
 
 MAIN = """\
@@ -129,6 +146,21 @@ def m(x: zedlib.Array):
 
 
 print("ran", round(zedlib.sin(0.5), 6), f(0.5) == zedlib.sin(0.5))
+
+
+@zedlib.keep
+def kept(x: zedlib.Array):
+    return zedlib.sin(x)
+
+
+@zedlib.route
+def routed(x: zedlib.Array):
+    return zedlib.sin(x)
+
+
+@zedlib.other
+def unknown(x: zedlib.Array):
+    return zedlib.sin(x)
 """
 
 PYPROJECT = """\
@@ -308,3 +340,24 @@ def test_the_fake_libraries_are_what_the_program_imports(tmp_path: Path) -> None
     lines = textwrap.dedent(MAIN).splitlines()
     assert lines[17].strip() == "return x * 2.0"  # line 18
     assert lines[21].strip() == "return zedlib.sin(2.5) + x"  # line 22
+
+
+def test_decorator_semantics_come_from_the_plugin_that_owns_the_decorator(
+    tmp_path: Path, write_dist: Callable[..., None], ppy_in: Ppy
+) -> None:
+    site, project = _site(tmp_path, write_dist), _project(tmp_path)
+    done = ppy_in(site, project, "explain", "main.py")
+    assert done.returncode == 0, done.stderr
+    sites = _sites(done.stdout)
+    # transparent: compiled as if undecorated
+    assert 'tensor.unary %1 {op = "sin"}' in sites["kept"], sites.get("kept")
+    assert "decorator 'zedlib.keep' is transparent (zed knows it)" in done.stdout
+    # unvouched: left exactly as written, with the plugin's reason
+    assert "routed" not in sites
+    assert "decorator 'zedlib.route' is unvouched (zed knows it)" in done.stdout
+    # a decorator no plugin vouches for stays opaque ("aaa" answers nothing here)
+    assert "unknown" not in sites
+    assert "decorator 'zedlib.other' is not known to leave the function" in done.stdout
+    run = ppy_in(site, project, "main.py")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ran 0.479426 True"

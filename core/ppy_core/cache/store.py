@@ -335,6 +335,19 @@ class Cache:
         self._sweep()
         return removed
 
+    def build_folders(self) -> list[Path]:
+        """The other folders under the root: each backend's own builds (`backend_dir`)
+        and `ppy run`'s artifacts. Entries never point into them: they are rebuilt."""
+        own = {self._entries, self._locks, self._index, self._tmp, self._trash}
+        try:
+            return sorted(p for p in self.root.iterdir() if p.is_dir() and p not in own)
+        except OSError:
+            return []
+
+    def clear_builds(self) -> list[str]:
+        """Remove every build folder (see `build_folders`); the names removed."""
+        return [p.name for p in self.build_folders() if remove_tree(p, self._trash)]
+
     # -- explaining ------------------------------------------------------------------------
 
     def explain_miss(self, key: str, source_id: str, components: Mapping[str, str]) -> str:

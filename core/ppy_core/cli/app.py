@@ -128,9 +128,19 @@ def doctor_report(path: str = ".") -> dict[str, Any]:
                 _probe(thing, row)
         problems.extend(row["problems"])
         rows.append(row)
+    runtimes = [
+        {
+            "name": e.name,
+            "distribution": e.distribution,
+            "version": e.version,
+            "entry_point": e.value,
+        }
+        for e in found.runtimes.values()
+    ]
     return {
         "ppy": __version__,
         "interface": _interface(),
+        "runtimes": runtimes,
         "python": platform.python_version(),
         "executable": sys.executable,
         "config": config_text,
@@ -161,6 +171,13 @@ def _print_doctor(report: dict[str, Any], out: TextIO) -> None:
                 out.write(f"    detected:    {key}: {value}\n")
             for problem in row["problems"]:
                 out.write("    " + problem.replace("\n", "\n    ") + "\n")
+    out.write(f"\nruntime adapters ({len(report['runtimes'])}):\n")
+    if not report["runtimes"]:
+        out.write("  none installed\n")
+    for row in report["runtimes"]:  # imported only by a program whose manifest names one
+        out.write(
+            f"  {row['name']}: {row['distribution']} {row['version']} ({row['entry_point']})\n"
+        )
     problems = report["problems"]
     out.write(f"\n{len(problems)} problem{'s' if len(problems) != 1 else ''}\n")
     for problem in problems:

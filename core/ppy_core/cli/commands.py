@@ -196,11 +196,15 @@ def cache_command(action: str) -> str:
 
     cache = Cache()
     if action == "clear":
-        return f"removed {cache.clear()} entries from {cache.root}"
+        entries, builds = cache.clear(), cache.clear_builds()
+        folders = f" and the build folders {', '.join(builds)}" if builds else ""
+        return f"removed {entries} entries{folders} from {cache.root}"
     info = cache.info()
+    folders = ", ".join(p.name for p in cache.build_folders()) or "none"
     return (
         f"cache: {info.place}\nentries: {info.entries}\n"
-        f"size: {info.size_bytes / 1e6:.1f} MB of {info.max_bytes / 1e6:.0f} MB"
+        f"size: {info.size_bytes / 1e6:.1f} MB of {info.max_bytes / 1e6:.0f} MB\n"
+        f"build folders: {folders}"
     )
 
 

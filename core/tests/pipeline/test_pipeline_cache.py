@@ -108,10 +108,17 @@ def test_cache_info_and_clear(harness: Harness, project: Path, tmp_path: Path) -
     assert info.returncode == 0, info.stderr
     assert f"cache: {tmp_path / 'own-cache'}" in info.stdout
     assert "entries: 2" in info.stdout  # main and helper
+    backend_build = tmp_path / "own-cache" / "somebackend"  # as backend_dir makes it
+    backend_build.mkdir()
+    (backend_build / "lib.so").write_bytes(b"old build")
+    assert "build folders: somebackend" in harness.ppy("cache", "info", env=env).stdout
     cleared = harness.ppy("cache", "clear", env=env)
     assert cleared.returncode == 0, cleared.stderr
-    assert "removed 2 entries" in cleared.stdout
-    assert "entries: 0" in harness.ppy("cache", "info", env=env).stdout
+    assert "removed 2 entries and the build folders somebackend" in cleared.stdout
+    assert not backend_build.exists()
+    after = harness.ppy("cache", "info", env=env).stdout
+    assert "entries: 0" in after
+    assert "build folders: none" in after
     assert _first_line_env(harness, project / "main.ppy", env).startswith(
         f"{project / 'main.ppy'}: cache miss"
     )
