@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -123,7 +122,7 @@ class Speculator:
             for t in oracle.external_types().values()
             if isinstance(t, TensorType) and t.library
         }
-        return cls(candidates, frozenset(known | set(candidates)), _module_assignments(tree))
+        return cls(candidates, frozenset(known | set(candidates)), single_assignments(tree))
 
     def scope(
         self, body: list[ast.stmt], local: Mapping[str, ast.expr], local_names: Iterable[str]
@@ -139,7 +138,7 @@ class Speculator:
         """Speculation inside one function body (or module statement) typed by `typer`."""
         if not body:
             return None
-        local = single_assignments(ast.Module(body=body, type_ignores=[]))  # type: ignore[arg-type]
+        local = single_assignments(ast.Module(body=body, type_ignores=[]))
         scope = self.scope(body, local, typer.env)
         named = libraries_named(body_nodes(body), typer, self.libraries)
         return BodySpeculation(self, typer, scope, named)
@@ -351,23 +350,6 @@ def _counters(body: list[ast.stmt]) -> Iterator[str]:
             target = target.elts[0]
         if isinstance(target, ast.Name):
             yield target.id
-
-
-def _module_assignments(tree: ast.Module) -> dict[str, ast.expr]:
-    """Module names bound exactly once, by a top-level `name = value`."""
-    counts: Counter[str] = Counter(
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    )
-    found: dict[str, ast.expr] = {}
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and counts[stmt.targets[0].id] == 1
-        ):
-            found[stmt.targets[0].id] = stmt.value
-    return found
 
 
 def _walk(node: ast.expr) -> Iterator[ast.AST]:

@@ -275,9 +275,10 @@ def _constant(node: ast.expr) -> Any:
     return NOT_CONSTANT
 
 
-def single_assignments(func: ast.FunctionDef) -> dict[str, ast.expr]:
-    """Locals assigned exactly once, by a plain `name = value` at the function's top level,
-    and never otherwise bound (loops, augmented assignment, with, del, walrus)."""
+def single_assignments(func: ast.FunctionDef | ast.Module) -> dict[str, ast.expr]:
+    """Names assigned exactly once, by a plain `name = value` at the top level of a
+    function (or module), and never otherwise bound (loops, augmented assignment,
+    with, del, walrus, a parameter of that name)."""
     counts: Counter[str] = Counter()
     for sub in ast.walk(func):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
