@@ -166,7 +166,7 @@ def report(rows: list[dict], scalar: dict, fallbacks: dict, sizes: list[int], co
         f"| overhead | {scalar['overhead']:.0f} |",
         "",
         f"Same answer: {'yes' if scalar['same'] else 'NO'}. Fallbacks counted by "
-        f"`ppy.stats()`: {fallbacks}.",
+        f"`ppy.stats()` over all timed rounds: {fallbacks}.",
     ]
     return "\n".join(lines) + "\n"
 

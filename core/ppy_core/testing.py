@@ -350,6 +350,33 @@ def check_discovered(dist: Distribution, group: Group, name: str) -> None:
     )
 
 
+def check_dialects(plugin: Any, text: str) -> Any:
+    """`plugin`'s dialects make `text` (IR using their ops) parse: unknown to the core
+    alone, parsed, verified and printed back unchanged once `register_dialects()` is in
+    the registry, each dialect named after the plugin or an IR the plugin owns. Returns
+    the parsed operation for the caller's own assertions."""
+    from ppy_core.diagnostics import InvalidIRError
+    from ppy_core.ir import core_registry, parse_ir, print_ir, verify
+
+    who = f"plugin {getattr(plugin, 'name', type(plugin).__name__)!r}"
+    dialects = tuple(plugin.register_dialects())
+    _expect(bool(dialects), f"{who}: register_dialects() returned none")
+    try:
+        parse_ir(text, core_registry())
+    except InvalidIRError:
+        pass
+    else:
+        raise ContractError(f"{who}: the text parses without the plugin's dialects")
+    registry = core_registry()
+    for dialect in dialects:
+        registry.register(dialect)
+    op = parse_ir(text, registry)
+    verify(op)
+    printed = print_ir(op)
+    _expect(printed == text, f"{who}: the text printed back differs:\n{printed}")
+    return op
+
+
 class ContractSuite:
     """The checks above as pytest tests, once per entry point (ids like
     `[plugins-numpy]`): subclass it as `TestContract` and state the specifics.
@@ -461,5 +488,6 @@ __all__ = [
     "check_lazy_imports",
     "check_discovered",
     "check_runtime_adapter",
+    "check_dialects",
     "ContractSuite",
 ]

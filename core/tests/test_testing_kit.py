@@ -399,3 +399,48 @@ def test_the_suite_says_what_a_subclass_left_out(probe: testing.Distribution) ->
     fails(suite.test_fingerprint_without_the_library_says_none, "plugins", "probe", match="blocked")
     with pytest.raises(pytest.skip.Exception, match="no_such_library_here"):
         suite.test_fingerprint_names_the_build_found("plugins", "probe", ".*")
+
+
+# -- check_dialects ----------------------------------------------------------------------
+
+_DEMO_TEXT = """\
+func.func @f(%x: tensor<?xf64>) -> (tensor<?xf64>) {
+  %y = demo.twice %x : (tensor<?xf64>) -> tensor<?xf64>
+  func.return %y : (tensor<?xf64>) -> ()
+}
+"""
+_CORE_TEXT = _DEMO_TEXT.replace("demo.twice %x", "tensor.neg %x")
+
+
+def _demo_plugin(dialects: bool = True) -> Any:
+    from typing import ClassVar
+
+    from ppy_core.ir import Dialect, Operation, Type, operand, result
+
+    class TwiceOp(Operation):
+        name: ClassVar[str] = "demo.twice"
+        effects: ClassVar[frozenset[str]] = frozenset({"Pure"})
+        source = operand(Type)
+        out = result(Type)
+
+    dialect = Dialect("demo", [TwiceOp])
+    return SimpleNamespace(name="demo", register_dialects=lambda: [dialect] if dialects else [])
+
+
+def test_check_dialects_parses_with_the_plugins_dialects() -> None:
+    op = testing.check_dialects(_demo_plugin(), _DEMO_TEXT)
+    assert [o.name for o in op.walk()].count("demo.twice") == 1
+
+
+@pytest.mark.parametrize(
+    ("dialects", "text", "complaint"),
+    [
+        (False, _DEMO_TEXT, "register_dialects() returned none"),
+        (True, _CORE_TEXT, "parses without the plugin's dialects"),
+    ],
+)
+def test_check_dialects_fails_where_the_dialects_do_not_matter(
+    dialects: bool, text: str, complaint: str
+) -> None:
+    with pytest.raises(testing.ContractError, match=re.escape(complaint)):
+        testing.check_dialects(_demo_plugin(dialects), text)

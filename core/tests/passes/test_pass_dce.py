@@ -3,36 +3,19 @@
 from __future__ import annotations
 
 from textwrap import dedent
-from typing import ClassVar
+
+from demo_dialect import demo_registry
 
 from ppy_core.compiler.passes import DeadCodeElimination
 from ppy_core.ir import (
-    Dialect,
-    Operation,
     PassManager,
-    Type,
-    core_registry,
-    operand,
     parse_ir,
     print_ir,
-    result,
 )
 
 
-class WriteOp(Operation):
-    """A write, as a plugin's dialect may register one (ppy-torch's `aten.copy_`)."""
-
-    name: ClassVar[str] = "demo.write"
-    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
-    dest = operand(Type)
-    src = operand(Type)
-    out = result(Type)
-
-
 def dce(before: str) -> str:
-    registry = core_registry()
-    registry.register(Dialect("demo", [WriteOp]))
-    op = parse_ir(dedent(before), registry)
+    op = parse_ir(dedent(before), demo_registry())
     PassManager([DeadCodeElimination()]).run(op)
     return print_ir(op)
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from ppy_core.diagnostics import InvalidIRError
-from ppy_core.ir import core_registry, parse_ir, print_ir, verify
+from ppy_core import testing
 from ppy_jax.dialect import STABLEHLO
 from ppy_jax.plugin import JaxPlugin
 
@@ -22,13 +19,6 @@ def test_the_plugin_registers_the_stablehlo_dialect() -> None:
 
 
 def test_stablehlo_ops_parse_once_the_plugin_dialect_is_registered() -> None:
-    with pytest.raises(InvalidIRError, match=r"unknown operation 'stablehlo\.exported'"):
-        parse_ir(TEXT, core_registry())
-    registry = core_registry()
-    for dialect in JaxPlugin().register_dialects():
-        registry.register(dialect)
-    op = parse_ir(TEXT, registry)
-    verify(op)
-    assert print_ir(op) == TEXT
+    op = testing.check_dialects(JaxPlugin(), TEXT)
     (exported,) = [o for o in op.walk() if o.name == "stablehlo.exported"]
     assert exported.attributes["blob"] == "ML\u00efR"

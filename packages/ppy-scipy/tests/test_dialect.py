@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from ppy_core.diagnostics import InvalidIRError
-from ppy_core.ir import core_registry, parse_ir, print_ir, verify
+from ppy_core import testing
 from ppy_core.ir.dialects.library import LibraryCall
 from ppy_scipy.plugin import ScipyPlugin
 
@@ -26,14 +23,7 @@ def test_the_plugin_registers_its_three_dialects_under_its_name() -> None:
 
 
 def test_scipy_ops_parse_once_the_plugin_dialects_are_registered() -> None:
-    with pytest.raises(InvalidIRError, match=r"unknown operation 'scipy\.fft\.rfft'"):
-        parse_ir(TEXT, core_registry())
-    registry = core_registry()
-    for dialect in ScipyPlugin().register_dialects():
-        registry.register(dialect)
-    op = parse_ir(TEXT, registry)
-    verify(op)
-    assert print_ir(op) == TEXT
+    op = testing.check_dialects(ScipyPlugin(), TEXT)
     calls = [o for o in op.walk() if o.name.startswith("scipy.")]
     assert len(calls) == 4
     assert all(isinstance(o, LibraryCall) for o in calls)

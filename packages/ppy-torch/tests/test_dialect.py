@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from ppy_core.diagnostics import InvalidIRError
-from ppy_core.ir import core_registry, parse_ir, print_ir, verify
+from ppy_core import testing
 from ppy_torch.dialect import ATEN, AtenWriteOp
 from ppy_torch.plugin import TorchPlugin
 
@@ -23,13 +20,6 @@ def test_the_plugin_registers_the_aten_dialect() -> None:
 
 
 def test_aten_ops_parse_once_the_plugin_dialect_is_registered() -> None:
-    with pytest.raises(InvalidIRError, match=r"unknown operation 'aten\.call'"):
-        parse_ir(TEXT, core_registry())
-    registry = core_registry()
-    for dialect in TorchPlugin().register_dialects():
-        registry.register(dialect)
-    op = parse_ir(TEXT, registry)
-    verify(op)
-    assert print_ir(op) == TEXT
+    op = testing.check_dialects(TorchPlugin(), TEXT)
     (write,) = [o for o in op.walk() if isinstance(o, AtenWriteOp)]
     assert "WriteMemory" in write.effects
