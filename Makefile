@@ -1,7 +1,7 @@
 # PPy: the README's two commands.
 #   make demo   set up .venv (if needed) and run the headline example
 #   make test   set up .venv (if needed), run every distribution's tests, then core alone
-# Other targets: bench, lint, dist (sdist + wheel of every distribution), clean.
+# Other targets: bench, docs, matrix (tox), lint, dist (sdist + wheel of every distribution), clean.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -18,11 +18,13 @@ PYTEST_ARGS ?=
 DISTS := core $(patsubst %/pyproject.toml,%,$(sort $(wildcard packages/*/pyproject.toml backends/*/pyproject.toml)))
 # What decides the installed set: re-install only when one of these changed.
 INSTALL_INPUTS := $(addsuffix /pyproject.toml,$(DISTS)) $(wildcard $(addsuffix /setup.py,$(DISTS)))
-TEST_DIRS := $(wildcard $(addsuffix /tests,$(DISTS)))
+# ... and the third-party plugin, from its own wheel in a fresh venv (examples/plugins).
+TEST_DIRS := $(wildcard $(addsuffix /tests,$(DISTS))) examples/plugins/test_third_party.py \
+  benchmarks/check_corpus/test_corpus.py
 STAMP := $(VENV)/.ppy-installed
 CORE_STAMP := $(CORE_VENV)/.ppy-installed
 
-.PHONY: demo test test-dists test-core bench lint dist clean setup
+.PHONY: demo test test-dists test-core docs matrix bench lint dist clean setup
 
 # -- setup -------------------------------------------------------------------------------
 
@@ -48,9 +50,10 @@ setup: $(STAMP)
 # The headline examples: NumPy fusion, then an ATen region.
 demo: $(STAMP)
 	$(BIN)/ppy examples/01_numpy_fusion/fusion.ppy
+	cd examples/12_arrow && ../../$(BIN)/ppy arrow.ppy | grep -v '^#'
 	cd examples/09_torch && ../../$(BIN)/ppy torch_region.ppy
 
-test: test-dists test-core
+test: test-dists test-core docs
 
 # One pytest run per distribution, so that their conftest.py and same-named test
 # files never meet; every run goes on, and the failures are listed at the end.
@@ -67,11 +70,29 @@ test-core: $(CORE_STAMP)
 
 # -- the rest ----------------------------------------------------------------------------
 
-# The competitors (numba, numexpr) come from benchmarks/requirements.txt.
+# The documentation (docs/, MkDocs), warnings as errors; its pages run real commands.
+DOCS_STAMP := $(VENV)/.ppy-docs
+$(DOCS_STAMP): docs/requirements.txt | $(STAMP)
+	$(BIN)/python -m pip install --quiet -r docs/requirements.txt
+	@touch $@
+
+docs: $(STAMP) $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "docs: build/site/index.html"
+
+# Every distribution against each library version it supports (tox.ini), in fresh venvs.
+matrix: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'tox>=4'
+	$(BIN)/tox run-parallel --parallel auto --parallel-no-spinner
+
+# Every benchmark in benchmarks/ (run_all.py discovers them), each in its own process,
+# with progress; tables, charts and logs land in benchmarks/results/ (index.md lists
+# them). The anchors they compare against (numba, numexpr, matplotlib for the charts,
+# ...) come from benchmarks/requirements.txt. BENCH_ARGS='--only numpy_fusion' narrows.
+BENCH_ARGS ?=
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
-	$(BIN)/python benchmarks/numpy_fusion.py
-	$(BIN)/python benchmarks/unannotated.py
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: $(STAMP)
 	@$(BIN)/python -m pip install --quiet ruff

@@ -22,10 +22,31 @@ CODES: Final[dict[str, str]] = {
     "E0003": "an import of the project cannot be resolved",
     "E0010": "a construct stays Python",
     "E0020": "a ppy decorator or annotation is used wrongly",
+    # E0030-E0039: build execution (ppy_core.project.build_execution)
+    "E0030": "project code must run at build time and [tool.ppy] build-execution is deny",
+    "E0031": "project code run at build time raised",
+    "E0032": "project code run at build time ran past its time limit",
+    "E0033": "a build-time callable cannot be imported or returned neither bytes nor JSON",
+    "E0034": "the build-time subprocess crashed or could not start",
+    "E0040": "`ppy plugin new` was given a name that cannot name a plugin",
+    "E0041": "`ppy plugin new` would overwrite an existing folder",
     # E1xxx: types
     "E1001": "a type is unknown under strict mode",
     "E1002": "an annotation cannot be understood",
+    "E1003": "an attribute a typed library object does not have",
+    "E1004": "operands no plugin accepts and Python refuses",
+    "E1005": "a return contradicts the function's annotation",
+    "E1006": "a call that does not fit the signature its plugin models",
+    "E1007": "shape or dtype refinements that contradict each other",
+    "E1009": "an assignment contradicts the variable's annotation",
     "E1010": "a pure function writes memory",
+    "E1050": "a pydantic model is built with a constant its Field constraints refuse",
+    "E1051": "a pydantic model is built with a keyword its constructor does not accept",
+    "E1052": "a pydantic model is built without a required field",
+    "E1053": "a strict pydantic model is built with a constant of another type",
+    "E1060": "a function with loops stays Python: a statement typed loops do not compile",
+    "E1061": "a typed loop's int is not proven to fit 64 bits: the function stays Python",
+    "E1062": "a typed loop's local has a Python type that depends on the path taken",
     # E19xx: plugins
     "E1900": "a plugin hook raised",
     "E1901": "two enabled plugins claim one module",
@@ -45,16 +66,43 @@ CODES: Final[dict[str, str]] = {
     "E2002": "a backend failed to compile a site",
     "E2003": "a toolchain is missing",
     "E2004": "a compiled kernel was built for another machine",
+    # E2030-E2039: the cuda backend (ppy-cuda)
+    "E2030": "a site holds what the cuda backend cannot lower to PTX",
+    "E2031": "an (arch, PTX ISA) pair LLVM's NVPTX target would abort on",
+    "E2032": "ptxas refused PTX the cuda backend produced",
+    "E2033": "a torch op whose CUDA bits are not proven to match the kernel's",
+    "E2034": "no libdevice matching torch's CUDA version is found",
+    "E2035": "no CUDA driver or GPU here: the site runs torch",
+    "E2036": "a CUDA kernel failed to load or launch: the site runs torch",
+    "E2040": "the llvm backend cannot lower a typed-loops function",
+    "E2041": "no loops loader is registered for a typed-loops function's arrays",
+    "E2015": "a columnar site holds an op or a type no columnar kernel lowers",
+    # E2025-E2029: the stablehlo backend (ppy-jax)
+    "E2025": "a JAX export handed to the stablehlo backend is unreadable",
     # E3xxx: cache and artifacts
     "E3001": "a cache entry is corrupt",
     "E3002": "a cache lock could not be taken",
     "E3003": "an artifact was built against another library build",
     "E3004": "a piece of an artifact is missing or fails to load",
     "E3005": "an artifact manifest is invalid",
+    "E3006": "a cache entry, lock or record owned by another user is refused",
+    "E3007": "a manifest names a loader or adapter that is not a registered entry point",
+    "E3008": "a backend's build file differs from the hash recorded when it was built",
+    # E3025-E3029: exported JAX functions at run time (ppy-jax)
+    "E3025": "a stored XLA executable was compiled for another jaxlib or CPU: the export runs",
+    "E3026": "an exported JAX function's artifact is missing or unreadable: jit runs",
+    "E3030": "uvicorn is asked for workers or reload with an app no import string can name",
+    "E3031": "uvicorn workers cannot be forked from this process: spawned, each re-importing",
     # E9xxx: internal
     "E9001": "internal compiler error",
     "E9002": "a command is not available yet",
 }
+
+#: What only `ppy check` reports: the compile path asks the same hooks but drops these,
+#: since Python itself decides at run time (a misspelt attribute on a line never run).
+CHECK_ONLY: Final[frozenset[str]] = frozenset(
+    ("E1003", "E1004", "E1005", "E1006", "E1007", "E1009")
+) | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
 
 
 @dataclass(frozen=True, slots=True)

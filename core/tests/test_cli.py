@@ -37,7 +37,7 @@ def _ppy(
 
 
 def test_every_verb_of_the_design_is_there() -> None:
-    assert set(VERBS) == {"run", "build", "explain", "check", "doctor", "cache"}
+    assert set(VERBS) == {"run", "build", "explain", "check", "doctor", "cache", "plugin"}
     assert "doctor" in build_parser().format_help()
 
 

@@ -184,22 +184,29 @@ def test_a_kernel_runs_through_the_registered_adapter(site_dir: Path) -> None:
 
 @needs_cc
 @pytest.mark.parametrize(
-    ("runtime", "why"),
+    ("runtime", "why", "code", "reason"),
     [
-        ("nope", "no runtime adapter 'nope' is registered"),
-        ("broken", "runtime adapter 'broken' (fake_arrays:create_broken) failed to load"),
+        ("nope", "no runtime adapter 'nope' is registered", "E3007", "unregistered loader"),
+        (
+            "broken",
+            "runtime adapter 'broken' (fake_arrays:create_broken) failed to load",
+            "E3004",
+            "load failed",
+        ),
     ],
 )
-def test_an_unusable_adapter_leaves_the_site_python(site_dir: Path, runtime: str, why: str) -> None:
+def test_an_unusable_adapter_leaves_the_site_python(
+    site_dir: Path, runtime: str, why: str, code: str, reason: str
+) -> None:
     kernel = build_kernel(site_dir)
     with pytest.warns(ArtifactWarning) as caught:
         site = bind(site_dir, kernel_unit(kernel, runtime), python_path)
     assert len(caught) == 1
     assert why in str(caught[0].message)
-    assert "[E3004]" in str(caught[0].message)
+    assert f"[{code}]" in str(caught[0].message)
     a = array("d", [1.0, 2.0])
     assert site(a, a).tobytes() == python_path(a, a).tobytes()
-    assert dispatch.stats()["abi_test:f.1"] == {"fast": 0, "fallback": {"load failed": 1}}
+    assert dispatch.stats()["abi_test:f.1"] == {"fast": 0, "fallback": {reason: 1}}
 
 
 @needs_cc
@@ -218,7 +225,7 @@ def test_a_kernel_for_another_cpu_runs_python_with_one_warning(site_dir: Path) -
 
 def test_an_unregistered_loader_is_never_imported(site_dir: Path) -> None:
     unit = CompiledUnit("test", "strayloader:load", (), {"x": 1})
-    with pytest.warns(ArtifactWarning, match="not in a distribution that registers"):
+    with pytest.warns(ArtifactWarning, match=r"not a registered entry point.*\[E3007\]"):
         site = bind(site_dir, unit, lambda a: a + 1)
     assert "strayloader" not in sys.modules
     assert site(1) == 2

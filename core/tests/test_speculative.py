@@ -140,6 +140,33 @@ def test_a_call_after_the_first_operation_keeps_the_tree_python() -> None:
     assert texts(found) == {"g(a) + h(y) * 2.0": ("g(a)", "h(y)")}
 
 
+def test_basic_views_of_a_name_read_before_may_follow_an_operation() -> None:
+    # A stencil reads shifted views of one array: once `A[1:-1, 1:-1]` succeeded, another
+    # slice of A with as many literal slices has no effect and cannot fail; anything
+    # else after the first operation (an integer index, a computed bound, another name's
+    # first view, a different arity) keeps the tree Python.
+    found = find(
+        """
+        import vecs
+        def f(A, B, i, n):
+            s = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[2:, 1:-1] + A[:-2, ::2])
+            t = A[1:-1] + A[:-2] + A[i]
+            u = A[1:-1] + A[:-2] + A[:n]
+            v = A[1:-1] + A[:-2] + B[1:]
+            w = A[1:-1] + A[:-2] + A[1:, 1:]
+            d = (A[:, None] - A[None, :]) * (A[:, None] - A[None, :])
+            return s, t, u, v, w, d
+        """,
+        ArrayPlugin(),
+    )
+    stencil = ("A[1:-1, 1:-1]", "A[1:-1, :-2]", "A[2:, 1:-1]", "A[:-2, ::2]")
+    outer = ("A[:, None]", "A[None, :]", "A[:, None]", "A[None, :]")
+    assert texts(found) == {
+        "0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[2:, 1:-1] + A[:-2, ::2])": stencil,
+        "(A[:, None] - A[None, :]) * (A[:, None] - A[None, :])": outer,
+    }
+
+
 def test_locals_and_module_names_from_unknown_calls_are_assumed() -> None:
     found = find(
         """

@@ -21,13 +21,28 @@ class TestContract(testing.ContractSuite):
         (
             "backends",
             "cuda",
-            r"v1:toolkit=(none|\d+(\.\d+)+):driver=(none|\d+(\.\d+)+)(:sm=[\w,]+)?",
+            r"v2:toolkit=(none|\d+(\.\d+)+):driver=(none|\d+(\.\d+)+)(:sm=[\w,]+)?",
         ),
     )
+    loaders = ("cuda",)  # ppy.loaders: the runtime side of its units
     # importing the package and creating its plugins/backends must import none of these
-    libraries = ("llvmlite",)
+    libraries = ("llvmlite", "torch")
     # no library to block: the fingerprint names the toolkit and driver it finds, or none
     test_fingerprint_without_the_library_says_none = None
+
+    def test_importing_the_package_imports_no_library(self) -> None:
+        # ppy_core.testing.check_lazy_imports calls every entry point with no argument,
+        # a `ppy.loaders` function included (it takes the unit): check by hand instead
+        import subprocess
+        import sys
+
+        code = (
+            "import sys, ppy_cuda, ppy_cuda.runtime, ppy_cuda.driver; "
+            "ppy_cuda.create_backend().name; "
+            "print([m for m in ('llvmlite', 'torch') if m in sys.modules])"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.stdout.strip() == "[]", out.stderr
 
 
 def test_toolchain_ready_names_what_is_missing() -> None:
@@ -38,18 +53,15 @@ def test_toolchain_ready_names_what_is_missing() -> None:
         assert ":toolkit=none" not in fingerprint
         assert ":driver=none" not in fingerprint
     else:
-        assert ("ptxas" in missing) == (":toolkit=none" in fingerprint)
+        # ptxas is optional (the driver compiles PTX); a driver with a GPU is not
         assert ("driver" in missing) == (":driver=none" in fingerprint)
+        assert ":sm=" not in fingerprint
 
 
-def test_lowers_nothing_yet_and_says_so() -> None:
-    from ppy_core.diagnostics import BackendError
-
+def test_bad_ir_is_refused_with_a_reason_not_a_traceback() -> None:
     backend = DIST.create("backends", "cuda")
-    assert "does not lower yet" in (backend.can_lower(None) or "")
-    with pytest.raises(BackendError) as raised:
-        backend.lower(None, None)
-    assert raised.value.code == "E2001"
+    reason = backend.can_lower(object())  # not a func.func at all
+    assert reason  # the driver records the refusal; nothing escapes
 
 
 @pytest.mark.gpu

@@ -59,6 +59,16 @@ class LlvmBackend(Backend):
 
     def can_lower(self, func_op: Any) -> str | None:
         """None if `func_op` lowers, else the coded reason it stays with its library."""
+        from ppy_core.ir.dialects.loops import is_loops
+
+        if is_loops(func_op):  # typed loops: `_loops`
+            from ._loops import loops_refusal
+
+            return loops_refusal(func_op)
+        from ._columnar import is_columnar
+
+        if is_columnar(func_op):  # Arrow-style columns: `_columnar`
+            return _columnar_refusal(func_op)
         from ._from_ir import spec_from_func
 
         try:
@@ -86,7 +96,7 @@ class LlvmBackend(Backend):
         try:
             from ._proof import proven
 
-            verdict = proven(library)
+            verdict = proven(library, loops=loops)
         except (LlvmBackendError, LookupError, ImportError, OSError) as exc:
             return reason("E2104", f"{', '.join(loops)} (proof could not run: {exc})")
         bad = [f"{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"]
@@ -96,6 +106,12 @@ class LlvmBackend(Backend):
         """Compile `func_op` into a kernel in a shared library. With the driver's
         `LowerContext`, the library is copied into its build folder and the answer is
         the core's `CompiledUnit`, bound at run time by the site library's adapter."""
+        from ppy_core.ir.dialects.loops import is_loops
+
+        if is_loops(func_op) and ctx is not None:  # typed loops: `_loops`
+            from ._loops import lower_loops
+
+            return lower_loops([func_op], ctx)[0]
         kernels = self._compile([func_op], ctx)
         if ctx is None:
             return kernels[0]
@@ -104,9 +120,25 @@ class LlvmBackend(Backend):
     def lower_module(self, funcs: list[Any], ctx: Any) -> list[Any]:
         """All of a module's sites as kernels of ONE shared library (one LLVM module,
         one `cc` run): a module's cold compile costs one link, not one per site."""
+        from ppy_core.ir.dialects.loops import is_loops
+
+        if funcs and all(is_loops(f) for f in funcs):  # typed loops: `_loops`
+            from ._loops import lower_loops
+
+            return lower_loops(funcs, ctx)
         return _units(self._compile(funcs, ctx), funcs, ctx)
 
     def _compile(self, funcs: list[Any], ctx: Any) -> list[CompiledKernel]:
+        from ._columnar import is_columnar
+
+        columnar = [k for k, f in enumerate(funcs) if is_columnar(f)]
+        if columnar:  # columnar sites apart, tensor sites as below, in the sites' order
+            from ._columnar import compile_funcs
+
+            rest = [f for f in funcs if not is_columnar(f)]
+            done = dict(zip(columnar, compile_funcs([funcs[k] for k in columnar]), strict=True))
+            others = iter(self._compile(rest, ctx) if rest else [])
+            return [done[k] if k in done else next(others) for k in range(len(funcs))]
         from ._build import compile_specs
         from ._from_ir import spec_from_func
 
@@ -147,6 +179,28 @@ def _runtime_of(func_op: Any) -> tuple[str, str]:
     return library, ""
 
 
+def _columnar_refusal(func_op: Any) -> str | None:
+    """`can_lower` for a columnar site: its ops lower and its library's adapter calls
+    columnar kernels."""
+    from ppy_core.runtime.abi import KernelSignature
+    from ppy_core.runtime.adapter import adapter
+
+    from ._columnar import ColumnarError, spec_from_func
+
+    try:
+        spec = spec_from_func(func_op)
+    except ColumnarError as exc:
+        return str(exc).partition("\n")[0]
+    library, why = _runtime_of(func_op)
+    if why:
+        return reason("E2108", why)
+    try:
+        refused = adapter(library).accepts(KernelSignature(spec.result_kind, spec.leaves))
+    except LookupError as exc:
+        refused = str(exc)
+    return reason("E2108", refused) if refused else None
+
+
 def _refusal(library: str, spec: Any) -> str:
     """Why `library`'s runtime adapter will not call this kernel ('' if it will)."""
     from ppy_core.runtime.adapter import adapter
@@ -172,8 +226,9 @@ def _nan_ok(spec: Any, kernel: CompiledKernel, library: str, fastmath: bool) -> 
 def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[Any]:
     """One CompiledUnit per kernel, routed to its library's runtime adapter; each
     library is copied once into the build folder, each adapter's companions made once."""
-    import shutil
+    from pathlib import Path
 
+    from ppy_core.cache import verified_copy
     from ppy_core.interface.backend import CompiledUnit
     from ppy_core.runtime.adapter import adapter
 
@@ -186,7 +241,7 @@ def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[An
             companions[library] = tuple(adapter(library).companion_files(ctx.build_dir))
         if kernel.path not in copied:
             name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
-            shutil.copyfile(kernel.path, ctx.build_dir / name)
+            verified_copy(Path(kernel.path), ctx.build_dir / name)  # hash checked first
             copied[kernel.path] = name
         files = (copied[kernel.path], *companions[library])
         units.append(CompiledUnit("llvm", "", files, kernel.unit_data(), runtime=library))

@@ -9,7 +9,7 @@ from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
-from ._spec import KernelSpec
+from ._spec import KernelSpec, loop_name
 from ._toolchain import build_shared
 
 
@@ -18,9 +18,37 @@ def symbol_of(spec: KernelSpec) -> str:
     return f"ppy_k_{spec.key()[:20]}"
 
 
+def weak_leaves(spec: KernelSpec) -> frozenset[int]:
+    """Array leaves for which a finite Python float may stand in (``w``).
+
+    An operation whose operands are all floats is evaluated by Python (or by NumPy on
+    one element), not as the kernel does it. For a power or a library loop that can
+    differ without an FP flag (``x ** 0.5`` is C's ``pow``, NumPy's is ``sqrt``; a loop
+    called on one element may take another code path than on a block), so each one
+    keeps at least one leaf below it an array (``a``): the first, smallest powers
+    first. Every other difference (ZeroDivisionError, OverflowError, a complex power)
+    comes with an FP flag, on which the adapter runs Python instead."""
+    nl = len(spec.leaves)
+    below: list[frozenset[int]] = [frozenset({k}) for k in range(nl)]
+    risky: list[frozenset[int]] = []
+    for node in spec.nodes:
+        under = frozenset().union(*(below[a] for a in node.args))
+        below.append(under)
+        if node.op == "pow" or loop_name(node, spec):
+            risky.append(frozenset(k for k in under if spec.leaves[k] == "array"))
+    strong: set[int] = set()
+    for under in sorted(risky, key=len):
+        if under and not under & strong:
+            strong.add(min(under))
+    return frozenset(k for k in range(nl) if spec.leaves[k] == "array" and k not in strong)
+
+
 def signature_of(spec: KernelSpec) -> KernelSignature:
-    """The dispatcher's view of a kernel."""
-    leaves = "".join("a" if k == "array" else "s" for k in spec.leaves)
+    """The dispatcher's view of a kernel (``w``: an array leaf a float may fill)."""
+    weak = weak_leaves(spec) if spec.reduce is None else frozenset()
+    leaves = "".join(
+        ("w" if i in weak else "a") if k == "array" else "s" for i, k in enumerate(spec.leaves)
+    )
     loops = tuple((op, "dd->d" if op == "power" else "d->d") for op in spec.loop_ops())
     return KernelSignature(spec.result_kind, leaves, loops)
 

@@ -10,12 +10,12 @@ from ._errors import LlvmBackendError
 from ._spec import (
     BINARY,
     EXACT_UNARY,
-    LOOP_UNARY,
     PREDICATES,
     REDUCTIONS,
     KernelSpec,
     LeafKind,
     Node,
+    is_loop_unary,
 )
 
 _SIMPLE = {f"tensor.{op}": op for op in (*BINARY, "neg", "abs", "select")}
@@ -110,7 +110,7 @@ def _node(op: Any, args: list[int]) -> Node:
         )
         return Node(_SIMPLE[op.name], tuple(args), extra)
     if op.name == "tensor.unary" and (
-        attrs.get("op") in EXACT_UNARY or attrs.get("op") in LOOP_UNARY
+        attrs.get("op") in EXACT_UNARY or is_loop_unary(attrs.get("op"))
     ):
         return Node("unary", tuple(args), (("op", str(attrs["op"])),))
     if op.name == "tensor.compare" and attrs.get("pred") in PREDICATES:

@@ -13,10 +13,11 @@ pass are fused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ppy_core.runtime.abi import ProofCase
 
@@ -26,10 +27,10 @@ from ._spec import LOOP_UNARY, KernelBuilder, KernelSpec
 CANDIDATES = (*LOOP_UNARY, "power")
 
 
-def proof_specs() -> dict[str, list[tuple[KernelSpec, tuple]]]:
+def proof_specs(names: Sequence[str] = CANDIDATES) -> dict[str, list[tuple[KernelSpec, tuple]]]:
     """Per candidate: (spec, reference expression) of a bare call and a fused one."""
     out: dict[str, list[tuple[KernelSpec, tuple]]] = {}
-    for name in CANDIDATES:
+    for name in names:
         b1, b2 = KernelBuilder(), KernelBuilder()
         x1, y1 = b1.leaf(), b1.leaf()
         x2, y2 = b2.leaf(), b2.leaf()
@@ -67,13 +68,14 @@ def _cases(
     ]
 
 
-def run_proof(library: str) -> dict[str, str]:
+def run_proof(library: str, names: Sequence[str] = CANDIDATES) -> dict[str, str]:
     """``{loop: "ok" | reason}`` for every candidate, by experiment (`library`'s adapter)."""
     from ppy_core.runtime.adapter import adapter
 
-    named = [(name, spec, expr) for name, pair in proof_specs().items() for spec, expr in pair]
-    verdict = adapter(library).prove(_cases(named, "wide", "proof"))
-    return {name: verdict.get(name, "not tested") for name in CANDIDATES}
+    named = [(n, spec, expr) for n, pair in proof_specs(names).items() for spec, expr in pair]
+    lib_name = "proof" if tuple(names) == CANDIDATES else f"proof-{_safe(','.join(names))[:60]}"
+    verdict = adapter(library).prove(_cases(named, "wide", lib_name))
+    return {name: verdict.get(name, "not tested") for name in names}
 
 
 def run_nan_proof(library: str) -> dict[str, str]:
@@ -88,28 +90,82 @@ def run_nan_proof(library: str) -> dict[str, str]:
 def _cached(
     prefix: str, library: str, run: Callable[[str], dict[str, str]], refresh: bool
 ) -> dict[str, str]:
+    path = _path(prefix, library)
+    if not refresh and os.path.exists(path):
+        with open(path) as fh:
+            return dict(json.load(fh))
+    verdict = run(library)
+    _write(path, verdict)
+    return verdict
+
+
+def _path(prefix: str, library: str) -> str:
+    """The verdict file of `prefix` for this fingerprint and `library`'s build."""
     from ppy_core.runtime.adapter import adapter
 
     from ._toolchain import cache_dir
 
     build = adapter(library).build_key()
     key = hashlib.sha256(f"{fingerprint()}|{library}|{build}".encode()).hexdigest()[:24]
-    path = str(cache_dir() / f"{prefix}-{key}.json")
-    if not refresh and os.path.exists(path):
-        with open(path) as fh:
-            return dict(json.load(fh))
-    verdict = run(library)
+    return str(cache_dir() / f"{prefix}-{key}.json")
+
+
+def _write(path: str, verdict: dict[str, str]) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as fh:
         json.dump(verdict, fh, indent=1, sort_keys=True)
     os.replace(tmp, path)
+
+
+def proven(library: str, refresh: bool = False, loops: Sequence[str] = ()) -> dict[str, str]:
+    """The cached loop verdicts for this fingerprint + `library`'s build (computed on
+    first use), plus one for each ufunc of another library that `loops` names
+    (``scipy.special:erf``): the missing ones proven together, each cached under that
+    library's install.
+    LookupError when no adapter is registered for `library`."""
+    verdict = dict(_cached("proof", library, run_proof, refresh))
+    foreign = [n for n in dict.fromkeys(loops) if n not in verdict and ":" in n]
+    if not foreign:
+        return verdict
+    paths = {n: _path(f"proof-{_safe(n)}-{_install_key(n)}", library) for n in foreign}
+    for path in paths.values():
+        if not refresh and os.path.exists(path):
+            with open(path) as fh:
+                verdict.update(json.load(fh))
+    missing = [n for n in foreign if n not in verdict]
+    if missing:  # one compile and one adapter run for all of them
+        found = run_proof(library, missing)
+        for name in missing:
+            _write(paths[name], {name: found[name]})
+        verdict.update(found)
     return verdict
 
 
-def proven(library: str, refresh: bool = False) -> dict[str, str]:
-    """The cached loop verdicts for this fingerprint + `library`'s build (computed on
-    first use). LookupError when no adapter is registered for `library`."""
-    return _cached("proof", library, run_proof, refresh)
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _install_key(name: str) -> str:
+    """The installed version and top-level file of the module that defines `name`,
+    read without importing it: a new install of that library re-runs the proof."""
+    return _top_install_key(name.partition(":")[0].split(".")[0])
+
+
+@functools.cache
+def _top_install_key(top: str) -> str:
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    origin = getattr(spec, "origin", None) or ""
+    st = os.stat(origin) if origin and os.path.exists(origin) else None
+    dists = importlib.metadata.packages_distributions().get(top, [])
+    versions = ",".join(f"{d}={importlib.metadata.version(d)}" for d in sorted(set(dists)))
+    text = f"{top}|{versions}|{origin}|{st.st_size if st else 0}|{int(st.st_mtime) if st else 0}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def nan_verdicts(library: str, refresh: bool = False) -> dict[str, str]:

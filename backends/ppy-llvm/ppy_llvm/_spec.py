@@ -36,6 +36,20 @@ LOOP_UNARY: Final = (
     "cosh",
     "tanh",
 )
+
+
+def is_loop_unary(op: object) -> bool:
+    """Whether a `unary` op is fused by calling a library's loop: one of `LOOP_UNARY`
+    (NumPy's), or another library's one-input ufunc named ``module:attr``
+    (``scipy.special:erf``), resolved by the site library's runtime adapter."""
+    if not isinstance(op, str):
+        return False
+    if op in LOOP_UNARY:
+        return True
+    module, sep, attr = op.partition(":")
+    return bool(sep) and attr.isidentifier() and all(p.isidentifier() for p in module.split("."))
+
+
 PREDICATES: Final = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 REDUCTIONS: Final = frozenset({"add", "mul", "max", "min", "mean"})
 
@@ -125,7 +139,7 @@ POW_FAST: Final = {2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"}
 
 def loop_name(node: Node, spec: KernelSpec) -> str | None:
     """The NumPy loop a node needs (``sin``, ``power``), or None if lowered inline."""
-    if node.op == "unary" and node.attr("op") in LOOP_UNARY:
+    if node.op == "unary" and is_loop_unary(node.attr("op")):
         return str(node.attr("op"))
     if node.op == "pow":
         if node.attr("scalar_fast_path", False) and const_value(spec, node.args[1]) in POW_FAST:

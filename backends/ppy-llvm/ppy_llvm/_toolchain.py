@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ppy_core.cache import backend_dir, build_lock, publish_file, write_if_changed
+from ppy_core.cache import backend_dir, build_lock, publish_file, verify_build, write_if_changed
 from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 
 from ._errors import LlvmBackendError
@@ -56,10 +56,10 @@ def build_shared(ir_text: str, name: str) -> Path:
         (fingerprint() + "\0" + ir_text + cpu_check_source()).encode()
     ).hexdigest()[:24]
     out = cache_dir() / f"{name}-{key}.so"
-    if out.exists():
+    if verify_build(out):  # reused only with the hash recorded when it was built
         return out
     with build_lock(out.with_suffix(".lock")):
-        if not out.exists():  # the holder we waited for may have built it
+        if not verify_build(out):  # the holder we waited for may have built it
             _compile(ir_text, out)
     return out
 

@@ -8,26 +8,33 @@ Backends use `cache_root`/`backend_dir`, `build_lock` and `publish_*`/
 
 from __future__ import annotations
 
-from ppy_core.cache.lock import DEFAULT_EXPIRY_S, BuildLock, build_lock
-from ppy_core.cache.root import (
-    backend_dir,
-    cache_root,
-    default_root,
-    publish_bytes,
-    publish_file,
-    using_root,
-    write_if_changed,
-)
+import importlib
 
-__all__ = [
-    "DEFAULT_EXPIRY_S",
-    "BuildLock",
-    "build_lock",
-    "backend_dir",
-    "cache_root",
-    "default_root",
-    "publish_bytes",
-    "publish_file",
-    "using_root",
-    "write_if_changed",
-]
+#: what this package exports, and the submodule each name lives in: imported on first
+#: use, so a launcher importing `ppy_core.cache.trust` does not pay for the lock's
+#: `socket` and `logging` or the diagnostics
+_EXPORTS = {
+    "DEFAULT_EXPIRY_S": "lock",
+    "BuildLock": "lock",
+    "build_lock": "lock",
+    "backend_dir": "root",
+    "cache_root": "root",
+    "default_root": "root",
+    "publish_bytes": "root",
+    "publish_file": "root",
+    "using_root": "root",
+    "write_if_changed": "root",
+    "verified_copy": "builds",
+    "record_build": "builds",
+    "verify_build": "builds",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ppy_core.cache' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"ppy_core.cache.{module}"), name)
+
+
+__all__ = sorted(_EXPORTS)

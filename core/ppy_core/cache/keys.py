@@ -67,18 +67,44 @@ def backend_fingerprints(backends: Iterable[Backend]) -> dict[str, str]:
     return {b.name: _fingerprint("backend", b) for b in backends}
 
 
+def recorded_fingerprint(kind: str, thing: Plugin | Backend) -> str:
+    """`thing`'s fingerprint from a record (`ppy_core.cache.records`) while its package's
+    files and its libraries' top-level files are unchanged, else asked and recorded.
+    For `ppy check`, which must not import torch (seconds) to key a file it only types;
+    a plugin that claims no library is asked every time."""
+    import os
+
+    from ppy_core.cache import records
+    from ppy_core.runtime.registered import build_files
+
+    libraries = tuple(getattr(thing, "modules", ()))
+    module = type(thing).__module__
+    if not libraries:
+        return _fingerprint(kind, thing)
+    host = os.uname()[1] if hasattr(os, "uname") else ""
+    name = f"fingerprint:{kind}:{thing.name}:{module}:{thing.version}:{host}"
+    known = records.read(name)
+    if isinstance(known, dict) and isinstance(known.get("fingerprint"), str):
+        return str(known["fingerprint"])
+    value = _fingerprint(kind, thing)
+    records.write(name, build_files(f"{module}:x", libraries), {"fingerprint": value})
+    return value
+
+
 def usable_fingerprints(
-    kind: str, things: Iterable[Plugin] | Iterable[Backend]
+    kind: str, things: Iterable[Plugin] | Iterable[Backend], *, recorded: bool = False
 ) -> tuple[dict[str, str], list[Diagnostic]]:
     """Each fingerprint by name, leaving out what has none: a plugin or backend whose
     `fingerprint()` raises or returns no text is deactivated for the module (its code
     runs as Python) with one E1908 warning naming it and the exception, so one broken
-    distribution never stops a run."""
+    distribution never stops a run. `recorded`: read from records (`recorded_fingerprint`)."""
     found: dict[str, str] = {}
     dropped: list[Diagnostic] = []
     for thing in things:
         try:
-            found[thing.name] = _fingerprint(kind, thing)
+            found[thing.name] = (
+                recorded_fingerprint(kind, thing) if recorded else _fingerprint(kind, thing)
+            )
         except PluginError as exc:
             undo = (
                 f"[tool.ppy.plugins.{thing.name}] enabled = false"

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ppy_core.cache import trust
+from ppy_core.cache.trust import private_dir
 from ppy_core.diagnostics import CacheError
 
 log = logging.getLogger("ppy.cache")
@@ -145,6 +147,8 @@ class BuildLock:
             return self._create()
         info, age, text = seen
         reason = stale_reason(info, age, self.timeout)
+        if not trust.trusted(self.path, "build lock") and os.path.lexists(self.path):
+            reason = "it belongs to another user"  # refused (E3006): it holds nothing of ours
         if reason is None:
             return False
         log.warning("breaking stale cache lock %s: %s", self.path, reason)
@@ -170,9 +174,9 @@ class BuildLock:
         self._token = ""
 
     def _create(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
             return False
         token = secrets.token_hex(8)

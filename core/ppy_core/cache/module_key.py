@@ -58,8 +58,12 @@ def options_of(config: Config) -> dict[str, object]:
     return {**config.key_options(), "python": sys.implementation.cache_tag}
 
 
-def module_key(path: Path, config: Config | None = None) -> ModuleKey:
-    """Key `path` (an absolute file path) under its project's configuration."""
+def module_key(path: Path, config: Config | None = None, *, typing_only: bool = False) -> ModuleKey:
+    """Key `path` (an absolute file path) under its project's configuration.
+
+    `typing_only` (for `ppy check`): no backends, and the plugins' fingerprints read
+    from records while their libraries' files are unchanged (typing needs no code
+    generator, and must not import torch to key a file)."""
     source = read_bytes(path)
     config = config or load_config(path)
     try:
@@ -72,11 +76,13 @@ def module_key(path: Path, config: Config | None = None) -> ModuleKey:
     activation = _activation(imported, project_files, config)
     tops = frozenset(m.partition(".")[0] for m in imported)
     backends = (
-        tuple(b for b in _load_backends(config).backends if b.relevant(tops))
-        if activation.plugins
+        tuple(b for b in _load_backends(config, tops).backends if b.relevant(tops))
+        if activation.plugins and not typing_only
         else ()
     )
-    activation, backends, plugin_fps, backend_fps = _fingerprints(activation, backends)
+    activation, backends, plugin_fps, backend_fps = _fingerprints(
+        activation, backends, recorded=typing_only
+    )
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
     options = {
         **options_of(config),
@@ -149,14 +155,14 @@ class _NoPlugins:
 NO_PLUGINS = _NoPlugins()
 
 
-def _load_backends(config: Config) -> Any:
+def _load_backends(config: Config, tops: frozenset[str]) -> Any:
     from ppy_core.interface.discovery import load_backends
 
-    return load_backends(config)
+    return load_backends(config, imported=tops)  # irrelevant backends stay unimported
 
 
 def _fingerprints(
-    activation: Activation, backends: tuple[Backend, ...]
+    activation: Activation, backends: tuple[Backend, ...], *, recorded: bool = False
 ) -> tuple[Activation, tuple[Backend, ...], dict[str, str], dict[str, str]]:
     """The fingerprints of the module's plugins and backends. One whose fingerprint
     fails is left out of the activation (or the backends) with an E1908 warning among
@@ -165,7 +171,7 @@ def _fingerprints(
         return activation, backends, {}, {}
     from ppy_core.cache.keys import usable_fingerprints
 
-    plugin_fps, dropped = usable_fingerprints("plugin", activation.plugins)
+    plugin_fps, dropped = usable_fingerprints("plugin", activation.plugins, recorded=recorded)
     backend_fps, dropped_backends = usable_fingerprints("backend", backends)
     dropped += dropped_backends
     if not dropped:

@@ -13,17 +13,20 @@ match wins:
 
 A finished file is published atomically: written beside its place under a unique
 name, then renamed over it, so a reader (or a builder killed half-way) never
-leaves a half-written file where a finished one is expected.
+leaves a half-written file where a finished one is expected. Its sha256 is
+recorded beside it first (`builds`), so it is checked before it is reused.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _ACTIVE: ContextVar[Path | None] = ContextVar("ppy_cache_root", default=None)
 
@@ -56,20 +59,26 @@ def using_root(root: Path) -> Iterator[Path]:
 
 
 def backend_dir(name: str) -> Path:
-    """`cache_root()/name`, created: the folder a backend keeps its own builds in."""
+    """`cache_root()/name`, created private to the user (0700): the folder a backend
+    keeps its own builds in. PermissionError (after one E3006 warning) when another
+    user owns it."""
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"backend cache folder name {name!r} is not a plain name")
-    path = cache_root() / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from ppy_core.cache.trust import private_dir
+
+    # private (0700) and ours: a backend's builds are code the runtime loads
+    return private_dir(cache_root() / name)
 
 
 def publish_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (a unique temporary beside it, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    from ppy_core.cache.trust import private_dir
+
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         tmp.write_bytes(data)
+        _record(tmp, path)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -78,8 +87,19 @@ def publish_bytes(path: Path, data: bytes) -> None:
 
 def publish_file(built: Path, path: Path) -> None:
     """Move the finished file `built` to `path` atomically (same file system)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from ppy_core.cache.trust import private_dir
+
+    private_dir(path.parent)
+    _record(built, path)
     os.replace(built, path)
+
+
+def _record(built: Path, path: Path) -> None:
+    """Record the hash of what is about to be published at `path` (see `builds`):
+    before the rename, so no reader sees the file without its hash."""
+    from ppy_core.cache.builds import digest_file, record_build
+
+    record_build(path, digest_file(built))
 
 
 def write_if_changed(path: Path, data: str | bytes) -> bool:

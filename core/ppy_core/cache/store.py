@@ -7,7 +7,13 @@ Layout under the root (`ppy_core.cache.root`: `[tool.ppy] cache-dir`, else
     locks/<key>.lock    the build lock of a key (see `lock`)
     index/<sha>.json    per source: the last key stored and its components
     tmp/, trash/        entries being built, entries being removed
+    records/            what is slow to learn, kept while its files are unchanged
+                        (`records`: entry points, fingerprints, module keys)
+    runs/<hash>/        `ppy run`'s artifacts (`cli.artifacts`)
     <backend>/          a backend's own builds (`root.backend_dir`), e.g. llvm/, torch/
+
+Every folder is created private to the user (0700) and whatever another user owns
+(an entry, a lock, a record, a build) is refused with one warning (`trust`, E3006).
 
 `store` builds under the key's lock into `tmp/` and publishes with one rename;
 a second process storing the same key waits for the lock and returns the
@@ -32,12 +38,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from ppy_core.cache import explain
+from ppy_core.cache import explain, trust
 from ppy_core.cache.files import (
     FILES,
     LAST_USED,
     MANIFEST,
     Corrupt,
+    Foreign,
     check_files,
     fsync_dir,
     read_manifest,
@@ -48,6 +55,7 @@ from ppy_core.cache.files import (
 )
 from ppy_core.cache.lock import DEFAULT_EXPIRY_S, BuildLock, read_lock, stale_reason
 from ppy_core.cache.root import default_root, using_root
+from ppy_core.cache.trust import private_dir
 from ppy_core.diagnostics import CacheError, ConfigError, Diagnostic, InternalError, Location
 
 log = logging.getLogger("ppy.cache")
@@ -132,6 +140,7 @@ class Cache:
         self._index = self.root / "index"
         self._tmp = self.root / "tmp"
         self._trash = self.root / "trash"
+        self._records = self.root / "records"  # see `records`: derived, safe to drop
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -143,12 +152,18 @@ class Cache:
         _check_key(key)
         entry_dir = self._entries / key
         try:
-            st = os.stat(entry_dir)
+            st = os.lstat(entry_dir)
         except OSError:
+            return None
+        if trust.owned_by_other(st):  # nothing another user wrote runs: a miss
+            trust.refuse(entry_dir, "cache entry")
             return None
         try:
             manifest = read_manifest(entry_dir, key)
             check_files(entry_dir, manifest)
+        except Foreign as exc:
+            trust.refuse(entry_dir / FILES / exc.reason, "file of a cache entry")
+            return None
         except Corrupt as exc:
             self._discard(entry_dir, st, exc.reason)
             return None
@@ -225,7 +240,7 @@ class Cache:
     def _build(self, key: str, build: Callable[[Path], Mapping[str, Any]]) -> Entry:
         """Run `build` in a staging directory and publish what it wrote."""
         try:
-            self._tmp.mkdir(parents=True, exist_ok=True)
+            private_dir(self._tmp)
             stage = Path(tempfile.mkdtemp(prefix=f"{key}.{os.getpid()}.", dir=self._tmp))
             (stage / FILES).mkdir()
         except OSError as exc:
@@ -249,7 +264,7 @@ class Cache:
 
     def _publish(self, stage: Path, key: str, manifest: Mapping[str, Any]) -> Entry:
         final = self._entries / key
-        self._entries.mkdir(parents=True, exist_ok=True)
+        private_dir(self._entries)
         for _attempt in range(2):
             try:
                 os.rename(stage, final)
@@ -257,6 +272,8 @@ class Cache:
                 existing = self.lookup(key)  # someone broke our stale lock and won
                 if existing is not None:
                     return existing
+                if not trust.trusted(final, "cache entry"):
+                    remove_tree(final, self._trash)  # another user's: ours replaces it
                 continue  # the one there was corrupt and is discarded now
             fsync_dir(self._entries)
             remember_verified(final, manifest)
@@ -332,13 +349,14 @@ class Cache:
         """Remove every entry and the miss index; return how many entries were removed."""
         removed = sum(remove_tree(path, self._trash) for _, _, _, path in self._scan())
         shutil.rmtree(self._index, ignore_errors=True)
+        shutil.rmtree(self._records, ignore_errors=True)
         self._sweep()
         return removed
 
     def build_folders(self) -> list[Path]:
         """The other folders under the root: each backend's own builds (`backend_dir`)
         and `ppy run`'s artifacts. Entries never point into them: they are rebuilt."""
-        own = {self._entries, self._locks, self._index, self._tmp, self._trash}
+        own = {self._entries, self._locks, self._index, self._tmp, self._trash, self._records}
         try:
             return sorted(p for p in self.root.iterdir() if p.is_dir() and p not in own)
         except OSError:

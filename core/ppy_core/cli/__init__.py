@@ -1,7 +1,8 @@
-"""The `ppy` command: argument parsing and verbs (`app`), the compiling verbs (`commands`)."""
+"""The `ppy` command: the console script's entry (`fast`: the run verbs without
+argparse), argument parsing and verbs (`app`), the compiling verbs (`commands`)."""
 
 from __future__ import annotations
 
-from ppy_core.cli.app import main
+from ppy_core.cli.fast import main
 
 __all__ = ["main"]

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ppy_core.cli.app import main
+from ppy_core.cli import main
 
 sys.exit(main())

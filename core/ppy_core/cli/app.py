@@ -16,6 +16,7 @@ import platform
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from ppy_core import __version__
@@ -207,6 +208,9 @@ def _file_arguments(parser: argparse.ArgumentParser) -> None:
 def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the .ppy or .py file")
     parser.add_argument("-o", "--output", metavar="DIR", help="where to write the artifact")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="say what it builds even off a terminal"
+    )
 
 
 def _explain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -215,10 +219,40 @@ def _explain_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders to check")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="json: for tools and editors"
+    )
+    parser.add_argument(
+        "--strict", action="store_true", default=None, help="as [tool.ppy] strict = true"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="report the time taken")
 
 
 def _cache_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("info", "clear"), help="show or empty the cache")
+
+
+def _plugin_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{new}")
+    new = actions.add_parser("new", help="write a plugin distribution ppy-NAME")
+    new.add_argument("name", help="the plugin's name (its entry point), e.g. vecmath")
+    new.add_argument("--module", default="", help="the top-level module it claims (default NAME)")
+    new.add_argument(
+        "--library", default="", help="the library's distribution name (default: the module)"
+    )
+    new.add_argument("--backend", action="store_true", help="write a backend instead")
+    new.add_argument("-o", "--output", default=".", metavar="DIR", help="where to write it")
+
+
+def plugin(args: argparse.Namespace) -> int:
+    """Write a new plugin (or backend) distribution from the template."""
+    from ppy_core.cli.scaffold import new_distribution
+
+    root = new_distribution(
+        args.name, Path(args.output), module=args.module, library=args.library, backend=args.backend
+    )
+    print(f"wrote {root}: pip install -e '{root}[test]' && pytest {root / 'tests'}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,9 +265,11 @@ def run(args: argparse.Namespace) -> int:
 def build(args: argparse.Namespace) -> int:
     """Write a self-contained artifact of FILE."""
     from ppy_core.cli.commands import build_artifact
+    from ppy_core.cli.progress import progress, say
 
-    out = build_artifact(args.file, args.output)
-    sys.stderr.write(f"ppy: built {out}\n")
+    with progress(f"building {args.file}", verbose=args.verbose):
+        out = build_artifact(args.file, args.output)
+    say(f"built {out}", verbose=args.verbose)  # progress: to stderr on a terminal or with -v
     return 0
 
 
@@ -246,8 +282,22 @@ def explain(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    """Type-check PATHS."""
-    raise _not_yet("check", "the front end and driver issue")
+    """Type-check PATHS with the plugins' typing; 1 when there is an error."""
+    from ppy_core.compiler.check import check_paths
+
+    report = check_paths(args.paths, strict=args.strict)
+    if args.format == "json":
+        print(report.as_json())
+    else:
+        for finding in report.findings:
+            print(finding.render())
+        print(f"{report.errors} error(s) in {report.files} file(s)")
+    if args.verbose:
+        sys.stderr.write(
+            f"ppy check: {report.files} file(s), {report.cached} from the cache, "
+            f"{report.seconds * 1000:.0f} ms\n"
+        )
+    return 1 if report.errors else 0
 
 
 def cache(args: argparse.Namespace) -> int:
@@ -286,6 +336,7 @@ VERBS: dict[str, Verb] = {
         doctor,
     ),
     "cache": Verb("show (info) or empty (clear) the compile cache", _cache_arguments, cache),
+    "plugin": Verb("write a new plugin distribution (plugin new NAME)", _plugin_arguments, plugin),
 }
 
 
@@ -318,23 +369,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The console script `ppy`."""
     try:
         return _dispatch(list(sys.argv[1:] if argv is None else argv))
-    except Error as exc:
-        sys.stderr.write(exc.diagnostic.render() + "\n")
-        return 2
+    except Exception as exc:
+        return report(exc)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:
-        if os.environ.get("PPY_DEBUG"):
-            raise
-        sys.stderr.write(
-            Diagnostic(
-                "E9001",
-                f"internal compiler error: {type(exc).__name__}: {exc}",
-                hint="this is a bug in ppy; rerun with PPY_DEBUG=1 for the traceback and report it",
-            ).render()
-            + "\n"
-        )
-        return 70
+
+
+def report(exc: Exception) -> int:
+    """The exit status of a command that raised `exc`, after telling the user: a
+    `ppy.Error` as its diagnostic (2), anything else as an internal error (70)."""
+    if isinstance(exc, Error):
+        sys.stderr.write(exc.diagnostic.render() + "\n")
+        return 2
+    if os.environ.get("PPY_DEBUG"):
+        raise exc
+    sys.stderr.write(
+        Diagnostic(
+            "E9001",
+            f"internal compiler error: {type(exc).__name__}: {exc}",
+            hint="this is a bug in ppy; rerun with PPY_DEBUG=1 for the traceback and report it",
+        ).render()
+        + "\n"
+    )
+    return 70
 
 
 __all__ = [

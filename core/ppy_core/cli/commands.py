@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import stat
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from ppy_core.diagnostics import Error, Location
 from ppy_core.runtime.finder import install
 from ppy_core.runtime.launch import launch, run_main
+
+TYPE_CHECKING = False  # the run verbs import only what a cached start needs
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _existing(file: str) -> Path:
     path = Path(file)
     if not path.is_file():
+        from ppy_core.diagnostics import Error, Location
+
         raise Error(
             f"{file}: no such file",
             code="E0001",
@@ -30,18 +30,34 @@ def _existing(file: str) -> Path:
 
 
 def run_file(file: str, argv: list[str]) -> int:
-    """`ppy FILE ARGS`: compile through the cache in-process, run as __main__."""
-    from ppy_core.compiler.cached import compile_file, report_diagnostics
+    """`ppy FILE ARGS`: compile through the cache in-process, run as __main__. A
+    cached start reads the key from its record (`cache.quick`) and loads no compiler,
+    plugin, backend or library before the program does."""
+    from ppy_core.cache.quick import cached_entry
+    from ppy_core.cache.records import project_root
+    from ppy_core.cache.root import using_root
 
     path = _existing(file)
-    compiled = compile_file(path)
-    report_diagnostics(compiled)
-    install([path.parent])
-    return run_main(compiled.entry.path, argv, {str(path)}, check=False)
+    with using_root(project_root(str(path))):  # its records too under its cache-dir
+        entry = cached_entry(path)
+        if entry is None:
+            from ppy_core.cache.quick import remember
+            from ppy_core.cli.progress import progress
+            from ppy_core.compiler.cached import compile_file, report_diagnostics
+
+            with progress(f"compiling {file}"):
+                compiled = compile_file(path)
+            report_diagnostics(compiled)
+            remember(compiled.key)
+            entry = compiled.entry.path
+        install([path.parent])
+        return run_main(entry, argv, {str(path)}, check=False)
 
 
 def build_artifact(file: str, output: str | None) -> Path:
     """Compile FILE and the project modules it imports into a self-contained folder."""
+    import shutil
+
     from ppy_core.compiler.cached import compile_file, load_manifest, report_diagnostics
 
     path = _existing(file)
@@ -72,7 +88,6 @@ def build_artifact(file: str, output: str | None) -> Path:
         "python": sys.implementation.cache_tag,
         **summary,
     }
-    (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
     launcher = staging / path.stem
     launcher.write_text(
         f'#!{sys.executable}\n"""Runs the PPy artifact in this folder."""\n'
@@ -81,7 +96,11 @@ def build_artifact(file: str, output: str | None) -> Path:
         "sys.exit(launch(pathlib.Path(__file__).resolve().parent, "
         "sys.argv[1:]))\n"
     )
-    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    launcher.chmod(launcher.stat().st_mode | 0o111)
+    from ppy_core.cache.files import scan_files
+
+    top["files"] = scan_files(staging)  # what `ppy run` checks before it runs any of it
+    (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
     shutil.rmtree(out, ignore_errors=True)
     os.replace(staging, out)
     return out
@@ -106,37 +125,49 @@ def _summarize(summary: dict[str, Any], name: str, folder: str, manifest: dict[s
             summary[target].extend(f"{folder}/{f}" for f in unit["files"])
 
 
-def run_artifact(file: str, argv: list[str]) -> int:
+def run_artifact(file: str, argv: list[str], *, verbose: bool = False) -> int:
     """`ppy run FILE`: build (in a child process, only when stale), then run the
-    artifact here with the runtime alone."""
-    from ppy_core.cache.module_key import module_key  # runtime-safe: no compiler
+    artifact here with the runtime alone. The artifact lives under the project's
+    cache (`cache-dir`), is the user's own, and passes the checks of a cache entry."""
+    from ppy_core.cache.records import project_root
+    from ppy_core.cache.root import using_root
 
     path = _existing(file)
-    root = _runs_dir() / hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    if not _fresh(root, path, module_key):
+    with using_root(project_root(str(path))):  # artifact and records under its cache-dir
+        return _run_artifact(path, argv, verbose)
+
+
+def _run_artifact(path: Path, argv: list[str], verbose: bool) -> int:
+    from ppy_core.cli import artifacts
+
+    known = artifacts.fresh_quick(path)
+    if known is None:
+        root, fresh = artifacts.fresh_slow(path)
+    else:
+        root, fresh = known
+    if not fresh:
+        import subprocess
+
+        from ppy_core.cli import progress
+
+        # the child says what it builds, to stderr, on a terminal or with -v (only)
         cmd = [sys.executable, "-m", "ppy_core.cli", "build", str(path), "-o", str(root)]
+        if verbose or progress.VERBOSE:
+            cmd.append("-v")
         done = subprocess.run(cmd, check=False)
         if done.returncode != 0:
             return done.returncode
+        artifacts.made(path, root)
+    problem = artifacts.intact(root)
+    if problem:
+        from ppy_core.diagnostics import CacheError
+
+        raise CacheError(
+            f"{root}: {problem}; nothing from it runs",
+            code="E3001",
+            hint=f"remove {root} (or `ppy cache clear`) and run again",
+        )
     return launch(root, argv)
-
-
-def _runs_dir() -> Path:
-    from ppy_core.cache.store import Cache
-
-    return Cache().root / "runs"
-
-
-def _fresh(root: Path, path: Path, module_key: Any) -> bool:
-    try:
-        manifest = json.loads((root / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return False
-    for module in manifest["modules"].values():
-        source = Path(module["source"])
-        if not source.is_file() or module_key(source).key != module["key"]:
-            return False
-    return True
 
 
 def explain_file(file: str) -> str:
@@ -180,6 +211,9 @@ def explain_file(file: str) -> str:
         )
         for reason in record["reasons"]:
             lines.append(f"  reason: {reason}")
+        if record.get("ir_final"):  # a region in core IR (typed loops)
+            lines.append("  IR:")
+            lines.extend("    " + line for line in record["ir_final"].splitlines())
     if manifest["remarks"]:
         lines.append("\nstays Python:")
         for remark in manifest["remarks"]:

@@ -13,6 +13,7 @@ import marshal
 import os
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder
 from ppy_core.compiler.frontend.source import read_source
 from ppy_core.compiler.frontend.transform import compile_module_code, rewrite_module
 from ppy_core.compiler.passes import CORE_PASSES
-from ppy_core.diagnostics import Diagnostic, Error, Location
+from ppy_core.diagnostics import CHECK_ONLY, Diagnostic, Error, Location
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_core.interface.hooks import HookCaller
 from ppy_core.interface.plugin import ModuleContext
@@ -48,7 +49,8 @@ class Builder:
         self.lowerings: dict[str, dict[str, Any]] = {}  # op name -> `lowering` attribute
 
     def report(self, diagnostic: Diagnostic) -> None:
-        self.diagnostics.append(diagnostic)
+        if diagnostic.code not in CHECK_ONLY:  # `ppy check`'s findings, not the build's
+            self.diagnostics.append(diagnostic)
 
     def register_dialects(self, hooks: HookCaller) -> None:
         """Each plugin's dialects; a name already taken is refused for that dialect
@@ -260,6 +262,11 @@ class Builder:
     ) -> list[tuple[dict[str, Any], CompiledUnit | None]]:
         """Whole-function sites; a backend with `lower_module` builds all of a module's
         regions at once (one extension per module), else one by one."""
+        for fsite in fsites:  # backend "" (typed loops): the first enabled one that lowers it
+            if not fsite.spec.backend:
+                chosen = self._first_willing(fsite.spec.graph)
+                name = chosen.name if chosen is not None else "(none that lowers it)"
+                fsite.spec = replace(fsite.spec, backend=name)
         results = [self.function_site(f, out, lower=False) for f in fsites]
         by_backend: dict[str, list[int]] = {}
         for i, fsite in enumerate(fsites):
@@ -299,6 +306,8 @@ class Builder:
             "unit": None,
             "reasons": [],
         }
+        if isinstance(fsite.spec.graph, FuncOp):  # core IR (typed loops): `ppy explain` shows it
+            record["ir_final"] = print_ir(fsite.spec.graph)
         backend = next((b for b in self.key.backends if b.name == fsite.spec.backend), None)
         if backend is None:
             record["reasons"].append(f"backend '{fsite.spec.backend}' is not enabled")

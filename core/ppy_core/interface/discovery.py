@@ -21,30 +21,32 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal, cast
 
 from ppy_core.diagnostics import Diagnostic, PluginError
-from ppy_core.interface.backend import INTERFACE as BACKEND_INTERFACE
-from ppy_core.interface.backend import Backend
-from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
-from ppy_core.interface.plugin import Plugin
-from ppy_core.project.config import Config
 
 if TYPE_CHECKING:
     import importlib.metadata as md
 
+    # The plugin and backend interfaces (the IR, specs: ~25 ms) and the config load
+    # only to load a plugin or backend: reading the entry points needs none of them.
+    from ppy_core.interface.backend import Backend
+    from ppy_core.interface.plugin import Plugin
+    from ppy_core.project.config import Config
+
 PLUGIN_GROUP: Final = "ppy.plugins"
 BACKEND_GROUP: Final = "ppy.backends"
 RUNTIME_GROUP: Final = "ppy.runtimes"  # runtime adapters, see ppy_core.runtime.adapter
-Kind = Literal["plugin", "backend", "runtime"]
+LOADER_GROUP: Final = "ppy.loaders"  # backends' run-time loaders, named by manifests
+Kind = Literal["plugin", "backend", "runtime", "loader"]
 _GROUPS: Final[Mapping[str, Kind]] = {
     PLUGIN_GROUP: "plugin",
     BACKEND_GROUP: "backend",
     RUNTIME_GROUP: "runtime",
+    LOADER_GROUP: "loader",
 }
 
 
@@ -68,9 +70,9 @@ FIRST_PARTY: Final[Mapping[str, FirstParty]] = {
 }
 FIRST_PARTY_BACKENDS: Final[Mapping[str, FirstParty]] = {
     "llvm": FirstParty("ppy-llvm"),
-    "cuda": FirstParty("ppy-cuda"),
-    "aten": FirstParty("ppy-torch"),
-    "stablehlo": FirstParty("ppy-jax"),
+    "cuda": FirstParty("ppy-cuda", ("torch",)),  # it compiles torch sites only
+    "aten": FirstParty("ppy-torch", ("torch",)),  # as the class says (Backend.modules):
+    "stablehlo": FirstParty("ppy-jax", ("jax",)),  # known before import, so not imported
 }
 _VALUE: Final = re.compile(r"^[\w.]+\s*:\s*[\w.]+$")
 
@@ -105,6 +107,7 @@ class Discovered:
     backends: Mapping[str, Entry]
     diagnostics: tuple[Diagnostic, ...] = ()
     runtimes: Mapping[str, Entry] = field(default_factory=dict)  # read by the runtime only
+    loaders: Mapping[str, Entry] = field(default_factory=dict)  # read by the runtime only
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,35 +143,95 @@ def discover(path: Sequence[str] | None = None, *, refresh: bool = False) -> Dis
     """Read the entry points of every distribution on `path` (default: sys.path).
 
     Imports nothing. Cached per path (its folders that hold metadata: the script's
-    folder `ppy FILE` puts first on sys.path does not cost a second scan);
-    `refresh=True` reads the metadata again."""
-    search = tuple(p for p in (sys.path if path is None else path) if _may_hold_metadata(p))
+    folder `ppy FILE` puts first on sys.path does not cost a second scan), and across
+    processes by a record (`ppy_core.cache.records`) kept while those folders and the
+    ppy distributions' entry_points.txt are unchanged; `refresh=True` reads the
+    metadata again."""
+    from ppy_core.runtime import registered
+
+    search = registered.search_path(path)
+    if refresh:
+        registered.forget()
     if refresh or search not in _discovered:
-        _discovered[search] = _read(search)
+        _discovered[search] = _recorded(search, refresh)
     return _discovered[search]
 
 
-def _may_hold_metadata(entry: str) -> bool:
-    """Whether a sys.path entry may hold distribution metadata: a folder with a
-    `*.dist-info`/`*.egg-info` in it, or anything that is not a readable folder."""
-    try:
-        names = os.listdir(entry or ".")
-    except OSError:
-        return True
-    return any(name.endswith((".dist-info", ".egg-info")) for name in names)
+def _recorded(search: tuple[str, ...], refresh: bool) -> Discovered:
+    from ppy_core.cache import records
+    from ppy_core.runtime.registered import discovery_record
+
+    name = discovery_record(search)
+    data = None if refresh else records.read(name)
+    if isinstance(data, dict):
+        try:
+            return _from_record(data)
+        except (KeyError, TypeError, ValueError):
+            pass
+    found, files = _read(search)
+    records.write(name, [*search, *files], as_record(found))
+    return found
 
 
-def _read(search: tuple[str, ...]) -> Discovered:
-    found: dict[Kind, dict[str, list[Entry]]] = {"plugin": {}, "backend": {}, "runtime": {}}
+def as_record(found: Discovered) -> dict[str, list[list[object]]]:
+    """`found` as plain data: the discovery record (`runtime.registered` reads it)."""
+
+    def entries(table: Mapping[str, Entry]) -> list[list[object]]:
+        return [
+            [e.kind, e.name, e.value, e.distribution, e.version, e.first_party, list(e.modules)]
+            for e in table.values()
+        ]
+
+    return {
+        "plugins": entries(found.plugins),
+        "backends": entries(found.backends),
+        "runtimes": entries(found.runtimes),
+        "loaders": entries(found.loaders),
+        "diagnostics": [[d.code, d.message, d.hint] for d in found.diagnostics],
+    }
+
+
+def _from_record(data: Mapping[str, list[list[object]]]) -> Discovered:
+    def table(rows: list[list[object]]) -> dict[str, Entry]:
+        made = (
+            Entry(
+                cast(Kind, r[0]),
+                str(r[1]),
+                str(r[2]),
+                str(r[3]),
+                str(r[4]),
+                bool(r[5]),
+                tuple(str(m) for m in cast(list[object], r[6])),
+            )
+            for r in rows
+        )
+        return {e.name: e for e in made if e.kind in _GROUPS.values()}
+
+    return Discovered(
+        plugins=table(data["plugins"]),
+        backends=table(data["backends"]),
+        diagnostics=tuple(Diagnostic(str(c), str(m), str(h)) for c, m, h in data["diagnostics"]),
+        runtimes=table(data["runtimes"]),
+        loaders=table(data["loaders"]),
+    )
+
+
+def _read(search: tuple[str, ...]) -> tuple[Discovered, list[str]]:
+    """What the metadata on `search` registers, and the entry_points.txt files read."""
+    found: dict[Kind, dict[str, list[Entry]]] = {k: {} for k in _GROUPS.values()}
     diagnostics: list[Diagnostic] = []
     seen: set[str] = set()
-    import importlib.metadata as md  # ~15 ms: only when a module needs plugins
+    files: list[str] = []
+    import importlib.metadata as md  # ~15 ms: only when no record is valid
 
     for dist in md.distributions(path=list(search)):
         # Parsing METADATA costs ~1 ms a distribution: read it only for the few
         # distributions that declare a ppy entry point.
         if "[ppy." not in (dist.read_text("entry_points.txt") or ""):
             continue
+        where = getattr(dist, "_path", None)
+        if where is not None:
+            files.append(os.path.join(str(where), "entry_points.txt"))
         dist_name = dist.metadata["Name"] or ""
         if not dist_name or normalize(dist_name) in seen:
             continue  # like the import system: the first on the path wins
@@ -188,17 +251,19 @@ def _read(search: tuple[str, ...]) -> Discovered:
                 )
                 continue
             found[kind].setdefault(ep.name, []).append(_entry(kind, ep, dist_name, dist.version))
-    return Discovered(
+    discovered = Discovered(
         plugins=_unique(found["plugin"], diagnostics),
         backends=_unique(found["backend"], diagnostics),
         diagnostics=tuple(diagnostics),
         runtimes=_unique(found["runtime"], diagnostics),
+        loaders=_unique(found["loader"], diagnostics),
     )
+    return discovered, files
 
 
 def _entry(kind: Kind, ep: md.EntryPoint, dist_name: str, version: str) -> Entry:
     # a library's runtime adapter ships in its plugin's distribution
-    table = FIRST_PARTY_BACKENDS if kind == "backend" else FIRST_PARTY
+    table = FIRST_PARTY_BACKENDS if kind in ("backend", "loader") else FIRST_PARTY
     first = table.get(ep.name)
     is_first = first is not None and first.distribution == normalize(dist_name)
     modules = first.modules if first is not None and is_first else ()
@@ -229,16 +294,13 @@ def enablement(entry: Entry, config: Config) -> tuple[bool, str]:
         if config.backends is not None and entry.name not in config.backends:
             return False, f"not listed in [tool.ppy] backends{where}"
         return True, "enabled"
+    from ppy_core.runtime.registered import plugin_enabled  # the one rule, shared
+
     said = config.plugin(entry.name).enabled
-    if said is False:
-        return False, f"disabled by [tool.ppy.plugins.{entry.name}] enabled = false{where}"
-    if entry.first_party:
+    enabled, why = plugin_enabled(entry.name, entry.first_party, said, config.path)
+    if enabled and entry.first_party:
         return True, f"enabled: activates when a module imports {', '.join(entry.modules)}"
-    if said is True:
-        return True, f"enabled by [tool.ppy.plugins.{entry.name}] enabled = true{where}"
-    return False, (
-        f"third-party, not enabled: add [tool.ppy.plugins.{entry.name}] enabled = true to use it"
-    )
+    return enabled, why
 
 
 def load(entry: Entry) -> Plugin | Backend:
@@ -259,6 +321,11 @@ def load(entry: Entry) -> Plugin | Backend:
 
 
 def _create(entry: Entry) -> Plugin | Backend:
+    from ppy_core.interface.backend import INTERFACE as BACKEND_INTERFACE
+    from ppy_core.interface.backend import Backend
+    from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
+    from ppy_core.interface.plugin import Plugin
+
     who = f"{entry.kind} {entry.name!r} ({entry.distribution} {entry.version})"
     try:
         import importlib.metadata as md
@@ -311,7 +378,7 @@ def activate(
         if not enabled or (entry.first_party and not tops.intersection(entry.modules)):
             continue
         try:
-            instance = cast(Plugin, load(entry))
+            instance = cast("Plugin", load(entry))
         except PluginError as exc:
             # Deactivated, not fatal: the code of its library runs as Python.
             diagnostics.append(replace(exc.diagnostic, severity="warning"))
@@ -390,9 +457,16 @@ def _claims(plugins: Sequence[Plugin], diagnostics: list[Diagnostic]) -> dict[st
     return claims
 
 
-def load_backends(config: Config, discovered: Discovered | None = None) -> BackendSet:
+def load_backends(
+    config: Config,
+    discovered: Discovered | None = None,
+    *,
+    imported: frozenset[str] | None = None,
+) -> BackendSet:
     """The enabled backends, loaded, in order: `[tool.ppy] backends` when given, else
-    the first-party ones (llvm, cuda, aten, stablehlo) then the others by name."""
+    the first-party ones (llvm, cuda, aten, stablehlo) then the others by name. With
+    `imported` (a module's top-level imports), a first-party backend serving only
+    libraries the module does not import is not even imported."""
     found = discovered or discover()
     if config.backends is not None:
         names = list(config.backends)
@@ -404,6 +478,13 @@ def load_backends(config: Config, discovered: Discovered | None = None) -> Backe
     refused: dict[str, str] = {}
     for name in names:
         entry = found.backends.get(name)
+        if (
+            entry is not None
+            and imported is not None
+            and entry.modules
+            and not imported & set(entry.modules)
+        ):
+            continue  # irrelevant to this module (Backend.relevant would say so)
         if entry is None:
             refused[name] = "not installed"
             diagnostics.append(
@@ -422,7 +503,7 @@ def load_backends(config: Config, discovered: Discovered | None = None) -> Backe
             diagnostics.append(exc.diagnostic)
             refused[name] = exc.diagnostic.message
             continue
-        backends.append(cast(Backend, instance))
+        backends.append(cast("Backend", instance))
     return BackendSet(tuple(backends), tuple(diagnostics), refused)
 
 
@@ -430,6 +511,8 @@ __all__ = [
     "PLUGIN_GROUP",
     "BACKEND_GROUP",
     "RUNTIME_GROUP",
+    "LOADER_GROUP",
+    "as_record",
     "FIRST_PARTY",
     "FIRST_PARTY_BACKENDS",
     "FirstParty",

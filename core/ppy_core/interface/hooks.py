@@ -44,6 +44,7 @@ from ppy_core.interface.plugin import (
     HOOK_NAMES,
     AttributeContext,
     CallContext,
+    ClassContext,
     DecoratorContext,
     FunctionContext,
     OperatorContext,
@@ -231,6 +232,8 @@ class HookCaller:
             return self._libraries((ctx.value, *ctx.index))
         if isinstance(ctx, DecoratorContext):
             return self._known(ctx.qualname)
+        if isinstance(ctx, ClassContext):
+            return frozenset(m for base in ctx.bases for m in self._known(base))
         if isinstance(ctx, FunctionContext):
             return self._libraries((*ctx.params.values(), ctx.returns))
         return NO_MODULES

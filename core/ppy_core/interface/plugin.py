@@ -167,6 +167,24 @@ class FunctionContext:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassContext:
+    """A class the module defines at its top level, asked before any function is typed,
+    in source order. `qualname` is "module.Class", `bases` the qualified names its bases
+    resolve to ("pydantic.BaseModel", or an earlier class's qualname), `node` its
+    definition and `tree` the whole module: a plugin reads a class from source (fields,
+    config, decorators) and never runs it."""
+
+    qualname: str
+    bases: tuple[str, ...]
+    node: ast.ClassDef = field(compare=False, hash=False)
+    tree: ast.Module = field(compare=False, hash=False)
+    module: ModuleContext = field(compare=False, hash=False)
+    location: Location | None = None
+    report: Report = _ignore
+    options: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Converge:
     """The shared IR operation a call or operator converges onto.
 
@@ -256,6 +274,13 @@ class Plugin:
         """Qualified class names this plugin types ("numpy.ndarray") -> IR type."""
         return {}
 
+    def class_type(self, ctx: ClassContext) -> Type | None:
+        """The type of instances of a class the module defines on a base this plugin's
+        library provides (`class Order(BaseModel)`, `class Mlp(nn.Module)`), read from its
+        source. From then on the class's name resolves to `ctx.qualname` in the module,
+        and `call`/`instance_attribute`/`external_types` may answer for it."""
+        return None
+
     def attribute_type(self, ctx: AttributeContext) -> Type | None:
         """The type of a module attribute (`numpy.pi`); None: not known here."""
         return None
@@ -337,6 +362,7 @@ class Plugin:
 
 HOOK_NAMES: tuple[str, ...] = (
     "external_types",
+    "class_type",
     "attribute_type",
     "instance_attribute",
     "subscript",
@@ -360,6 +386,7 @@ __all__ = [
     "Plugin",
     "ModuleContext",
     "CallContext",
+    "ClassContext",
     "OperatorContext",
     "AttributeContext",
     "SubscriptContext",

@@ -99,10 +99,14 @@ class _Parser:
         if self.accept("tensor<"):
             return self.tensor_type()
         if self.accept("column<"):
-            kind = self.scalar()
-            nullable = self.accept(",") and (self.expect("nullable") or True)
+            kind, nullable, library = self.scalar(), False, ""
+            while self.accept(","):
+                if self.accept("nullable"):
+                    nullable = True
+                else:
+                    library = self.string()
             self.expect(">")
-            return ColumnType(kind, bool(nullable))
+            return ColumnType(kind, nullable, library)
         if self.accept("tuple<"):
             elements: list[Type] = []
             while not self.accept(">"):

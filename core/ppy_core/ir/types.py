@@ -2,9 +2,10 @@
 
 Textual forms:  f64  i64  i1  none  !unknown  !opaque<"numpy.dtype">
                 tensor<?x4x"n"xf64>  tensor<*xf32>  tensor<?xf64, "numpy">
-                column<f64>  column<f64, nullable>
+                column<f64>  column<f64, nullable>  column<i1, "pyarrow">
 A tensor dimension is an int (known), a str (symbolic, quoted) or None (unknown, `?`);
-`shape=None` is an unknown rank (`*`).
+`shape=None` is an unknown rank (`*`). An integer refined to a range (`RangeType`,
+`i64{0..100}`) types values (a pydantic field), never an IR operand: no parser form.
 """
 
 from __future__ import annotations
@@ -81,11 +82,16 @@ class TensorType(Type):
 
 @dataclass(frozen=True, slots=True)
 class ColumnType(Type):
+    """An Arrow-like column: values plus validity. `library` names whose column it is
+    ("pyarrow", "pandas"), as `TensorType.library` does; empty when library-neutral."""
+
     value: ScalarType
     nullable: bool = False
+    library: str = ""
 
     def text(self) -> str:
-        return f"column<{self.value.text()}{', nullable' if self.nullable else ''}>"
+        lib = f", {json.dumps(self.library)}" if self.library else ""
+        return f"column<{self.value.text()}{', nullable' if self.nullable else ''}{lib}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +126,26 @@ class TupleType(Type):
         return f"tuple<{', '.join(e.text() for e in self.elements)}>"
 
 
+@dataclass(frozen=True, slots=True)
+class RangeType(Type):
+    """An integer scalar refined to the closed range [lo, hi] (None: unbounded on that
+    side), e.g. a pydantic field declared `Field(ge=0, le=100)`. It is `base` for every
+    purpose but the range, which a checker propagates; text `i64{0..100}`, `i64{1..}`."""
+
+    base: ScalarType
+    lo: int | None = None
+    hi: int | None = None
+
+    def text(self) -> str:
+        lo = "" if self.lo is None else str(self.lo)
+        hi = "" if self.hi is None else str(self.hi)
+        return f"{self.base.text()}{{{lo}..{hi}}}"
+
+    def contains(self, value: int) -> bool:
+        """Whether the integer `value` lies in the range."""
+        return (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
+
+
 def _dim_text(dim: Dim) -> str:
     if dim is None:
         return "?"
@@ -145,6 +171,7 @@ __all__ = [
     "UnknownType",
     "OpaqueType",
     "TupleType",
+    "RangeType",
     "Dim",
     "SCALAR_KINDS",
     "F64",

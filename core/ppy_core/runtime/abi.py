@@ -10,11 +10,25 @@ the features the code was built for). Its C signature depends on `kind`:
     sum ... min:    double k(const double **arrays, const double *scalars,
                              int64_t lo, int64_t n, const ppy_loop *loops)
 
-`leaves` has one letter per operand in call order: ``a`` a float64 buffer, ``s`` a
-float64 scalar. `loops` names the library's own inner loops the kernel calls
-(``("sin", "d->d")``), in the order of the ``loops`` table the adapter fills with
-``{function pointer, data}`` pairs. A manifest carries all of it as plain data
-(`CompiledKernel.unit_data`); the kernel's shared object is the unit's first file.
+    column, column_bool:  int64_t k(const struct ArrowArray *const *arrays,
+                          const double *scalars, void *out_values,
+                          uint8_t *out_validity, int64_t n, int64_t *info)
+
+A columnar kernel reads each array through its C Data Interface struct (values and
+validity bitmap where they lie; ``offset`` a multiple of 8), writes n values
+(doubles, or bits for column_bool) and n validity bits, and returns 0, or a
+nonzero code after which the library's own compute must run. ``info[0]`` is the
+result's null count, ``info[1]`` 1 iff the library would give it a validity bitmap.
+
+`leaves` has one letter per operand in call order: ``a`` a float64 buffer (a
+float64 Arrow array for columnar kernels), ``b`` a boolean Arrow array, ``s`` a
+float64 scalar, ``w`` a float64 buffer that the adapter may also fill from a finite
+scalar, broadcast (no power and no library loop reads it, so a scalar there gives
+the library's answer wherever the call raises no FP flag). `loops` names the
+library's own inner loops the kernel calls (``("sin", "d->d")``), in the order of
+the ``loops`` table the adapter fills with ``{function pointer, data}`` pairs. A
+manifest carries all of it as plain data (`CompiledKernel.unit_data`); the kernel's
+shared object is the unit's first file.
 
 Imports no compiler code and no library: ctypes only, and only to open a library.
 """
@@ -33,10 +47,12 @@ if TYPE_CHECKING:
 
 #: version of this ABI, written into every kernel unit (a reader refuses others)
 ABI_VERSION: Final = 1
+#: columnar kernels (Arrow arrays with validity; result float64 or boolean), see above
+COLUMN_KINDS: Final = frozenset({"column", "column_bool"})
 #: the CPU check every kernel library exports: ``int ppy_kernel_cpu_ok(void)``
 CPU_CHECK_SYMBOL: Final = "ppy_kernel_cpu_ok"
-KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min"})
-LEAF_KINDS: Final = frozenset("as")
+KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min", *COLUMN_KINDS})
+LEAF_KINDS: Final = frozenset("asbw")
 LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d"})
 
 _LIBS: dict[str, ctypes.CDLL | None] = {}
@@ -63,7 +79,7 @@ class KernelSignature:
         if self.kind not in KINDS:
             raise ValueError(f"kernel kind {self.kind!r} is not one of {sorted(KINDS)}")
         if not set(self.leaves) <= LEAF_KINDS:
-            raise ValueError(f"kernel leaves {self.leaves!r}: each is 'a' or 's'")
+            raise ValueError(f"kernel leaves {self.leaves!r}: each is 'a', 'b', 's' or 'w'")
         for loop in self.loops:
             if len(loop) != 2 or loop[1] not in LOOP_SIGNATURES:
                 raise ValueError(f"kernel loop {loop!r}: (name, one of {sorted(LOOP_SIGNATURES)})")
@@ -227,6 +243,7 @@ class ProofCase:
 
 __all__ = [
     "ABI_VERSION",
+    "COLUMN_KINDS",
     "CPU_CHECK_SYMBOL",
     "KINDS",
     "CompiledKernel",

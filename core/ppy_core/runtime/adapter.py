@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
+from ppy_core.runtime.registered import Unregistered
 
 if TYPE_CHECKING:
     from ppy_core.interface.discovery import Entry
@@ -79,7 +80,7 @@ class Registry:
 
 
 _registries: dict[int, Registry] = {}
-_adapters: dict[str, RuntimeAdapter | str] = {}
+_adapters: dict[str, RuntimeAdapter | str | LookupError] = {}
 
 
 def registry(*, refresh: bool = False) -> Registry:
@@ -112,50 +113,59 @@ def adapter(name: str) -> RuntimeAdapter:
     if cached is None:
         cached = _load(name)
         _adapters[name] = cached
+    if isinstance(cached, LookupError):
+        raise cached
     if isinstance(cached, str):
         raise LookupError(cached)
     return cached
 
 
-def _load(name: str) -> RuntimeAdapter | str:
-    entry = registry().runtimes.get(name)
-    if entry is None:
-        return (
+def _load(name: str) -> RuntimeAdapter | str | LookupError:
+    from ppy_core.runtime.registered import table  # the discovery record: no scan
+
+    row = table("runtime").get(name)
+    if row is None:
+        return Unregistered(
             f"no runtime adapter {name!r} is registered (entry point group {GROUP}, "
-            f"once); install the plugin distribution of {name!r}"
+            f"once); install the plugin distribution of {name!r}; it is not imported"
         )
-    module, _, factory = entry.value.partition(":")
+    value = row[2]
+    module, _, factory = value.partition(":")
     try:
         import importlib
 
         made = getattr(importlib.import_module(module.strip()), factory.strip())()
     except Exception as exc:  # a broken adapter: its sites run Python
-        return f"runtime adapter {name!r} ({entry.value}) failed to load: {exc!r}"
+        return f"runtime adapter {name!r} ({value}) failed to load: {exc!r}"
     if not isinstance(made, RuntimeAdapter):
-        return f"runtime adapter {name!r} ({entry.value}) made a {type(made).__name__}"
+        return f"runtime adapter {name!r} ({value}) made a {type(made).__name__}"
     return made
 
 
 def resolve_loader(spec: str) -> Callable[..., Any]:
-    """A backend's own loader, "module:function", imported only if its top-level
-    package is one a ppy entry point registers. LookupError otherwise."""
-    module, _, function = spec.partition(":")
-    if not module or not function:
-        raise LookupError(f"loader {spec!r} is not 'module:function'")
-    if module.partition(".")[0] not in registry().packages:
-        raise LookupError(
-            f"loader {spec!r} is not in a distribution that registers a ppy entry point; "
+    """A backend's run-time loader, named by its registered name (entry point group
+    `ppy.loaders`) or by exactly the "module:function" a registered entry point gives.
+    Anything else is refused (Unregistered) and not imported."""
+    from ppy_core.runtime.registered import table
+
+    loaders = table("loader")
+    row = loaders.get(spec) or next((r for r in loaders.values() if r[2] == spec), None)
+    if row is None:
+        raise Unregistered(
+            f"loader {spec!r} is not a registered entry point (group ppy.loaders); "
             "it is not imported"
         )
+    module, _, function = row[2].partition(":")
     import importlib
 
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module.strip()), function.strip())  # type: ignore[no-any-return]
 
 
 __all__ = [
     "GROUP",
     "Registry",
     "RuntimeAdapter",
+    "Unregistered",
     "adapter",
     "registered",
     "registry",

@@ -6,17 +6,27 @@ import json
 import marshal
 import os
 import sys
-import tempfile
-from pathlib import Path
 from types import CodeType
-from typing import Any, Final
 
-from ppy_core.diagnostics import CacheError
+TYPE_CHECKING = False  # `typing` and ppy_core.diagnostics cost a launcher ~13 ms
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
-MANIFEST: Final = "manifest.json"
+    from ppy_core.diagnostics import CacheError
+
+MANIFEST = "manifest.json"
+
+
+def _error(message: str, code: str, hint: str) -> CacheError:
+    from ppy_core.diagnostics import CacheError  # only when an artifact is unusable
+
+    return CacheError(message, code=code, hint=hint)
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
     with os.fdopen(fd, "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
@@ -27,41 +37,41 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     try:
         manifest = json.loads((directory / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
-        raise CacheError(
+        raise _error(
             f"{directory / MANIFEST}: unreadable artifact manifest: {exc}",
-            code="E3005",
-            hint="rebuild the artifact with `ppy build`",
+            "E3005",
+            "rebuild the artifact with `ppy build`",
         ) from None
     if manifest.get("format") != 1:
-        raise CacheError(
+        raise _error(
             f"{directory}: artifact format {manifest.get('format')!r} is not 1",
-            code="E3005",
-            hint="rebuild the artifact with this version of ppy",
+            "E3005",
+            "rebuild the artifact with this version of ppy",
         )
     return manifest
 
 
 def read_code(directory: Path, manifest: dict[str, Any]) -> CodeType:
     if manifest.get("python") != sys.implementation.cache_tag:
-        raise CacheError(
+        raise _error(
             f"{directory}: built for {manifest.get('python')}, this is "
             f"{sys.implementation.cache_tag}",
-            code="E3003",
-            hint="rebuild the artifact with this Python",
+            "E3003",
+            "rebuild the artifact with this Python",
         )
     try:
         code = marshal.loads((directory / "module.code").read_bytes())
     except (OSError, ValueError, EOFError, TypeError) as exc:
-        raise CacheError(
+        raise _error(
             f"{directory / 'module.code'}: unreadable: {exc}",
-            code="E3004",
-            hint="rebuild the artifact with `ppy build`",
+            "E3004",
+            "rebuild the artifact with `ppy build`",
         ) from None
     if not isinstance(code, CodeType):
-        raise CacheError(
+        raise _error(
             f"{directory / 'module.code'}: not a code object",
-            code="E3004",
-            hint="rebuild the artifact with `ppy build`",
+            "E3004",
+            "rebuild the artifact with `ppy build`",
         )
     return code
 

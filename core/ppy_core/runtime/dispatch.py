@@ -4,16 +4,24 @@ modes. The common path adds nothing: a loader's dispatcher is used as it is."""
 
 from __future__ import annotations
 
-import atexit
-import math
+import contextlib
 import os
-import struct
 import sys
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
 
-from ppy_core.diagnostics import Error, VerifyError
+from ppy_core.runtime.verify import VERIFIED as _VERIFIED
+from ppy_core.runtime.verify import check as _check
+from ppy_core.runtime.verify import compare
+from ppy_core.runtime.verify import recorded as _recorded
+from ppy_core.runtime.verify import reemit as _reemit
+
+TYPE_CHECKING = False  # `typing` itself costs a launcher ~3 ms: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+# ppy_core.diagnostics (dataclasses, inspect: ~10 ms) loads only when a check fails:
+# a launcher's start pays for nothing it does not use.
 
 _SITES: dict[str, Any] = {}
 _REASONS: dict[str, dict[str, int]] = {}
@@ -55,6 +63,8 @@ def stats() -> dict[str, dict[str, Any]]:
             for reason, n in extra.items():
                 merged[reason] = merged.get(reason, 0) + n
             data["fallback"] = merged
+        if site_id in _VERIFIED:
+            data["verified"] = _VERIFIED[site_id]
         out[site_id] = data
     return out
 
@@ -67,18 +77,22 @@ def reset_stats() -> None:
         if isinstance(site, PythonSite):
             site.calls = 0
     _REASONS.clear()
+    _VERIFIED.clear()
 
 
 def format_stats() -> str:
     rows = ["ppy stats: site, fast-path calls, fallbacks by reason"]
     for site_id, data in sorted(stats().items()):
         fallbacks = ", ".join(f"{r}: {n}" for r, n in sorted(data.get("fallback", {}).items()))
-        rows.append(f"  {site_id:30s} {data.get('fast', 0):>10d}   {fallbacks or '-'}")
+        verified = f"   (PPY_VERIFY: {data['verified']} verified)" if "verified" in data else ""
+        rows.append(f"  {site_id:30s} {data.get('fast', 0):>10d}   {fallbacks or '-'}{verified}")
     return "\n".join(rows)
 
 
 def install_stats_printer() -> None:
     if os.environ.get("PPY_STATS") == "1":
+        import atexit
+
         atexit.register(lambda: print(format_stats(), file=sys.stderr))
 
 
@@ -97,6 +111,8 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
             return
         reason = next((r for r, n in after.items() if before.get(r, 0) != n), "?")
         if mode == "error":
+            from ppy_core.diagnostics import Error
+
             raise Error(
                 f"site {site_id} fell back to Python: {reason}",
                 code="E2001",
@@ -108,28 +124,45 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
                 f"ppy: site {site_id} fell back to Python: {reason}", FallbackWarning, stacklevel=3
             )
 
-    def checked(*args: Any) -> Any:
+    def checked(*args: Any, **kwargs: Any) -> Any:
         before = _counts(site)
+        caught: list[Any] = []
         try:
-            result = site(*args)
+            if verify:  # the IEEE-flags rule compares the warnings of both paths
+                result, caught = _recorded(site, args, kwargs)
+            else:
+                result = site(*args, **kwargs)
         except Exception as exc:  # the Python path raised (as Python would): still a fallback
             fell_back(before[1], exc)
             raise
-        after = _counts(site)
-        if after[0] > before[0]:
-            if verify:
-                expected = fallback(*args)
-                problem = compare(result, expected)
-                if problem:
-                    raise VerifyError(
-                        f"site {site_id}: fast path and Python differ: {problem}",
-                        hint="please report this: the fast path is wrong here",
-                    )
-        else:
+        if _counts(site)[1] != before[1]:
             fell_back(before[1], None)
+        elif verify:  # no fallback counted: a fast call, or a site that counts nothing
+            _check(site_id, fallback, args, kwargs, result, caught)
+        _reemit(caught)
         return result
 
+    for name in _FORWARDED:  # fn.ppy_stats(), fn.__ppy_region__ ... still answer
+        if hasattr(site, name):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(checked, name, getattr(site, name))
+    checked.__wrapped__ = site  # type: ignore[attr-defined]
     return checked
+
+
+_FORWARDED = (
+    "ppy_stats",
+    "ppy_reset",
+    "stats",
+    "reset_stats",
+    "__ppy_stats__",
+    "__ppy_reset_stats__",
+    "__ppy_region__",
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__module__",
+)
 
 
 def _stats_getter(site: Any) -> Any:
@@ -147,61 +180,6 @@ def _counts(site: Any) -> tuple[int, dict[str, int]]:
         return 0, {}
     data = getter()
     return int(data.get("fast", 0)), dict(data.get("fallback", {}))
-
-
-def compare(got: Any, want: Any) -> str | None:
-    """None if `got` is `want` bit for bit (NaNs of any payload equal), else where not."""
-    if type(got) is not type(want):
-        return f"type {type(got).__name__} != {type(want).__name__}"
-    if isinstance(got, float):
-        return None if _same_float(got, want) else f"{got!r} != {want!r}"
-    if isinstance(got, tuple | list):
-        if len(got) != len(want):
-            return f"length {len(got)} != {len(want)}"
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            problem = compare(g, w)
-            if problem:
-                return f"[{i}]: {problem}"
-        return None
-    gview, wview = _buffer(got), _buffer(want)
-    if gview is None or wview is None:
-        return None if got == want else f"{got!r} != {want!r}"
-    for attribute in ("dtype", "requires_grad", "device"):
-        if str(getattr(got, attribute, "")) != str(getattr(want, attribute, "")):
-            return f"{attribute} {getattr(got, attribute)} != {getattr(want, attribute)}"
-    return _compare_buffers(gview, wview)
-
-
-def _buffer(value: Any) -> memoryview | None:
-    """The bytes of an array: the buffer protocol, or a tensor's CPU copy (duck-typed:
-    the runtime imports no library)."""
-    try:
-        return memoryview(value)
-    except TypeError:
-        pass
-    if callable(getattr(value, "detach", None)) and callable(getattr(value, "numpy", None)):
-        return memoryview(value.detach().cpu().contiguous().numpy())
-    return None
-
-
-def _compare_buffers(got: memoryview, want: memoryview) -> str | None:
-    if got.shape != want.shape or got.format != want.format:
-        return f"shape/format {got.shape} {got.format} != {want.shape} {want.format}"
-    if got.tobytes() == want.tobytes():
-        return None
-    flat_g = got.cast("B").cast(got.format) if got.ndim != 1 else got
-    flat_w = want.cast("B").cast(want.format) if want.ndim != 1 else want
-    for i, (g, w) in enumerate(zip(flat_g.tolist(), flat_w.tolist(), strict=True)):
-        same = _same_float(g, w) if isinstance(g, float) else g == w
-        if not same:
-            return f"first difference at flat index {i}: {g!r} != {w!r}"
-    return None
-
-
-def _same_float(a: float, b: float) -> bool:
-    if math.isnan(a) and math.isnan(b):
-        return True
-    return struct.pack("<d", a) == struct.pack("<d", b)
 
 
 def note_fallback(site_id: str, reason: str) -> None:

@@ -3,53 +3,69 @@
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import json
 import os
 import sys
-import types
-from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-from ppy_core.diagnostics import Error
 from ppy_core.runtime.module import exec_artifact
+
+TYPE_CHECKING = False  # importlib.abc and typing cost a launcher ~8 ms: annotations only
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Sequence
+    from typing import Any
 
 ARTIFACT_ENV = "PPY_ARTIFACT"
 
 
-class PpyFinder(importlib.abc.MetaPathFinder):
+class PpyFinder:
     """Finds `NAME.ppy` on the import path; in `ppy FILE` mode also the project's
-    `.py` files under `roots`, so they are compiled too."""
+    `.py` files under `roots`, so they are compiled too. It keeps Python's
+    precedence: the folders are searched in order, and a folder holding a module of
+    that name Python would import (`NAME.py`, a package, an extension) ends the search
+    there, for Python's own finders; in one folder, `NAME.ppy` wins over `NAME.py`.
+    (A meta path finder is the `find_spec` protocol: `importlib.abc` is not needed.)"""
 
     def __init__(self, roots: Sequence[Path] = ()) -> None:
         self.roots = [r.resolve() for r in roots]
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         artifact = os.environ.get(ARTIFACT_ENV)
         if artifact:
             entry = _artifact_entry(Path(artifact), fullname)
             if entry is not None:
                 directory, source = entry
-                return importlib.util.spec_from_loader(
-                    fullname, ArtifactLoader(directory), origin=source
-                )
+                return ModuleSpec(fullname, ArtifactLoader(directory), origin=source)
         leaf = fullname.rpartition(".")[2]
         for base in path if path is not None else sys.path:
-            folder = Path(base or ".")
-            candidate = folder / f"{leaf}.ppy"
-            if candidate.is_file():
-                return importlib.util.spec_from_loader(
-                    fullname, CompilingLoader(candidate), origin=str(candidate)
-                )
-            plain = folder / f"{leaf}.py"
-            if plain.is_file() and any(_under(plain, r) for r in self.roots):
-                return importlib.util.spec_from_loader(
-                    fullname, CompilingLoader(plain), origin=str(plain)
-                )
+            if not isinstance(base, str):
+                continue
+            folder = base or "."
+            candidate = os.path.join(folder, f"{leaf}.ppy")
+            if os.path.isfile(candidate):
+                return ModuleSpec(fullname, CompilingLoader(Path(candidate)), origin=candidate)
+            plain = os.path.join(folder, f"{leaf}.py")
+            if os.path.isfile(plain):
+                if any(_under(Path(plain), r) for r in self.roots):
+                    return ModuleSpec(fullname, CompilingLoader(Path(plain)), origin=plain)
+                return None  # an earlier .py wins over a later .ppy, as in Python
+            if _python_module(folder, leaf):
+                return None
         return None
+
+
+def _python_module(folder: str, leaf: str) -> bool:
+    """Whether Python's path finder would import `leaf` from `folder` (a regular
+    package or an extension module; `leaf.py` is checked by the caller)."""
+    if os.path.isfile(os.path.join(folder, leaf, "__init__.py")):
+        return True
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    return any(os.path.isfile(os.path.join(folder, leaf + s)) for s in EXTENSION_SUFFIXES)
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -59,37 +75,61 @@ def _under(path: Path, root: Path) -> bool:
         return False
 
 
+_MANIFESTS: dict[Path, dict[str, Any]] = {}
+
+
 def _artifact_entry(root: Path, fullname: str) -> tuple[Path, str] | None:
-    try:
-        manifest = json.loads((root / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return None
+    manifest = _MANIFESTS.get(root)
+    if manifest is None:  # read once: every import of the program asks
+        try:
+            manifest = json.loads((root / "manifest.json").read_text())
+        except (OSError, ValueError):
+            return None
+        _MANIFESTS[root] = manifest
     module = manifest.get("modules", {}).get(fullname)
     if module is None or fullname == manifest.get("main"):
         return None
     return root / module["dir"], module["source"]
 
 
-class ArtifactLoader(importlib.abc.Loader):
+class ArtifactLoader:
+    """Executes a module of the built artifact (a loader: create_module, exec_module)."""
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+    def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
         exec_artifact(self.directory, module, check=True)
 
 
-class CompilingLoader(importlib.abc.Loader):
+class CompilingLoader:
+    """Compiles a `.ppy` (or project `.py`) module through the cache, then runs it."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+    def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
+        from ppy_core.cache.records import project_root
+        from ppy_core.cache.root import using_root
+
+        with using_root(project_root(str(self.path))):
+            self._exec(module)
+
+    def _exec(self, module: types.ModuleType) -> None:
+        from ppy_core.cache.quick import cached_entry, remember
+
+        cached = cached_entry(self.path.resolve())  # a cached start: no compiler, no plugin
+        if cached is not None:
+            exec_artifact(cached, module)
+            return
         from ppy_core.compiler.cached import compile_file, report_diagnostics  # compiler: lazily
+        from ppy_core.diagnostics import Error
 
         try:
             compiled = compile_file(self.path)
@@ -104,6 +144,7 @@ class CompilingLoader(importlib.abc.Loader):
             compile(self.path.read_bytes(), str(self.path), "exec", dont_inherit=True)
             raise error  # (compile() disagreed with the front end: keep the diagnostic)
         report_diagnostics(compiled)
+        remember(compiled.key)
         exec_artifact(compiled.entry.path, module)
 
 

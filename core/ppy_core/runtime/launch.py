@@ -17,15 +17,20 @@ def launch(root: Path, argv: list[str]) -> int:
     os.environ[ARTIFACT_ENV] = str(root)
     install()
     main = manifest["modules"][manifest["main"]]
-    return run_main(
-        root / main["dir"], argv, {m["source"] for m in manifest["modules"].values()}, check=True
-    )
+    from ppy_core.cache.records import project_root
+    from ppy_core.cache.root import using_root
+
+    with using_root(project_root(main["source"])):  # the records of its project's cache
+        return run_main(
+            root / main["dir"],
+            argv,
+            {m["source"] for m in manifest["modules"].values()},
+            check=True,
+        )
 
 
 def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool) -> int:
     """Exit status as Python's: 0, SystemExit's code, or 1 after printing the traceback."""
-    import traceback
-
     try:
         run_as_main(directory, argv, check=check)
     except SystemExit as exc:
@@ -37,6 +42,8 @@ def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool
         print(code, file=sys.stderr)
         return 1
     except BaseException as exc:
+        import traceback  # ~7 ms: only for a program that fails
+
         traceback.print_exception(type(exc), exc, user_traceback(exc, sources))
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     finally:

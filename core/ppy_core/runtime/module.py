@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import builtins
-import importlib.util
-import linecache
-import logging
 import sys
 import types
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from ppy_core.diagnostics import Error
 from ppy_core.runtime import dispatch
 from ppy_core.runtime.artifact import read_code, read_manifest
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 FALLBACK_MARK = "<ppy fallback>"  # in the qualname of a site's Python path (see transform)
@@ -59,8 +56,16 @@ class Binder:
             return dispatch.PythonSite(fallback, "not compiled")
         if self.refuse:
             return dispatch.PythonSite(fallback, self.refuse)
+        from ppy_core.runtime.registered import Unregistered
+
         try:
             return self._bind_unit(unit, fallback, record)
+        except Unregistered as exc:
+            self._warn(
+                f"site {site_id} ({record.get('text', '')}) runs as Python: the "
+                f"manifest names what no installed distribution registers: {exc}  [E3007]"
+            )
+            return dispatch.PythonSite(fallback, "unregistered loader")
         except Exception as exc:
             self._warn(
                 f"site {site_id} ({record.get('text', '')}) runs as Python: its "
@@ -93,25 +98,42 @@ class Binder:
             dispatch.register(site_id, site)
             if isinstance(site, dispatch.PythonSite):
                 return function
-            return site
+            # PPY_VERIFY compares regions too, against what the site itself falls back to
+            # (`__wrapped__`: an exported `@ppy.jax` function's is its jitted body)
+            return dispatch.wrap(site_id, site, getattr(site, "__wrapped__", function))
 
         return decorate
 
 
 def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
-    """Why this process's library builds differ from the artifact's ('' if they don't)."""
-    from ppy_core.interface.discovery import discover, load  # light: metadata and plugin classes
+    """Why this process may not use the artifact's compiled parts ('' if it may): a
+    plugin it names is not installed, not enabled for its project, or reports
+    another library build than the one it was built against. The fingerprints come
+    from records kept while the installed files are unchanged (`registered`): no
+    metadata scan, no plugin and no library is imported on a cached start."""
+    names = manifest.get("plugins") or []
+    if not names:
+        return ""  # a module that imports no library: nothing to read or load
+    from ppy_core.runtime import registered
 
-    found = discover()
-    for name in manifest.get("plugins", []):
-        built = manifest["components"].get(f"plugin:{name}")
-        entry = found.plugins.get(name)
-        if entry is None:
+    try:
+        pyproject, settings = registered.plugin_settings(manifest["module"]["path"])
+    except Exception as exc:  # an invalid [tool.ppy]: compiled parts are not trusted
+        return f"its project's configuration cannot be read: {exc}"
+    plugins = registered.table("plugin")
+    for name in names:
+        row = plugins.get(name)
+        if row is None:
             return f"plugin {name} is not installed"
+        said = settings.get(name)
+        enabled, why = registered.plugin_enabled(name, row[5], said, pyproject)
+        if not enabled:
+            return f"plugin {name} is not enabled ({why})"
+        built = manifest["components"].get(f"plugin:{name}")
         try:
-            now = load(entry).fingerprint()
-        except Exception as exc:
-            return f"plugin {name} failed to load: {exc}"
+            now = registered.plugin_fingerprint(row)
+        except RuntimeError as exc:
+            return str(exc)
         if built is not None and now != built:
             return f"built against {built}, this process has {now}"
     return ""
@@ -134,6 +156,9 @@ def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = Fa
             )
     source_path = manifest["module"]["path"]
     if not Path(source_path).is_file():
+        import importlib.util
+        import linecache
+
         text = importlib.util.decode_source((directory / "source.py").read_bytes())
         linecache.cache[source_path] = (len(text), None, text.splitlines(True), source_path)
     namespace = module.__dict__
@@ -215,5 +240,4 @@ __all__ = [
     "without_dispatch",
     "FALLBACK_MARK",
     "fingerprint_mismatch",
-    "Error",
 ]

@@ -7,6 +7,7 @@ the building cache's root, else PPY_CACHE_DIR; publishing is atomic.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -171,4 +172,6 @@ def test_publishing_is_atomic_and_skips_unchanged_content(tmp_path: Path) -> Non
     assert write_if_changed(path, "two") is True
     assert path.read_bytes() == b"two"
     assert path.stat().st_mtime_ns >= stamp
-    assert sorted(p.name for p in path.parent.iterdir()) == ["k.so"]  # no temporary left
+    # no temporary left; beside the file, the hash it is checked against before reuse
+    assert sorted(p.name for p in path.parent.iterdir()) == [".k.so.sha256", "k.so"]
+    assert (path.parent / ".k.so.sha256").read_text() == hashlib.sha256(b"two").hexdigest()

@@ -220,7 +220,14 @@ def test_plugin_dialect_parses_once_registered() -> None:
 
 def test_the_core_registers_only_the_shared_dialects() -> None:
     """aten, stablehlo and scipy.* are their plugins' (ppy-torch, ppy-jax, ppy-scipy)."""
-    assert sorted(core_registry().dialects) == ["builtin", "columnar", "func", "linalg", "tensor"]
+    assert sorted(core_registry().dialects) == [
+        "builtin",
+        "columnar",
+        "func",
+        "linalg",
+        "loops",  # typed loops: scalar Python over arrays, any array library
+        "tensor",
+    ]
 
 
 def test_a_plugin_library_dialect_with_a_dotted_name_round_trips() -> None:

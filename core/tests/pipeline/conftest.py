@@ -42,7 +42,8 @@ def bad_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "wrong": "badbackends:create_wrong",
                 "batchy": "badbackends:create_batchy",
                 "batched": "badbackends:create_batched",
-            }
+            },
+            "ppy.loaders": {"wrong": "badbackends:load_wrong"},  # registered: it may load
         },
         {"badbackends.py": BAD_BACKENDS},
     )

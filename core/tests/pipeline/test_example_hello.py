@@ -20,3 +20,17 @@ def test_hello_runs_three_ways_with_identical_output(harness: Harness) -> None:
     for way in WAYS[1:]:
         assert runs[way].stdout == expected, way
     assert not (HELLO.parent / "hello.ppyapp").exists()  # nothing written next to the example
+
+
+@pytest.mark.skipif(not HELLO.is_file(), reason="examples/ is not in this checkout")
+def test_hello_is_quiet_cold_off_a_terminal_and_identical_warm(harness: Harness) -> None:
+    env = harness.env(PPY_CACHE_DIR=str(harness.tmp / "hello-quiet-cache"))
+    cold = harness.three_ways(HELLO, "quiet", env=env, out=harness.tmp / "hello-q.app")
+    warm = harness.three_ways(HELLO, "quiet", env=env, out=harness.tmp / "hello-q.app")
+    python = warm["python"]
+    assert python.returncode == 0, python.stderr
+    for way in WAYS[1:]:
+        assert cold[way].stdout == python.stdout, way
+        assert cold[way].stderr == python.stderr, way  # building says nothing off a terminal
+        assert warm[way].stdout == python.stdout, way
+        assert warm[way].stderr == python.stderr, way

@@ -18,3 +18,4 @@ class TestContract(testing.ContractSuite):
     libraries = ("pyarrow", "numpy")
     blocked = ("pyarrow",)
     requires = "pyarrow"
+    runtimes = ("pyarrow",)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
+import platform as _platform
 from dataclasses import dataclass
+from pathlib import Path
 
 from ppy_core.cache.keys import installed_version
 
@@ -52,4 +55,33 @@ def probe() -> JaxBuild | None:
     )
 
 
-__all__ = ["JaxBuild", "probe"]
+@functools.cache
+def cpu_identity() -> str:
+    """A short hash of this CPU's model and features: a compiled XLA executable is
+    valid only on the CPU (and jaxlib build) it was compiled for."""
+    text = _platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            key = line.split(":", 1)[0].strip()
+            if key in ("model name", "flags", "Features", "CPU part"):
+                text += "\n" + line
+                if key in ("flags", "Features"):
+                    break  # the first processor's lines are enough
+    except OSError:
+        text += _platform.processor()
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def executable_key() -> str:
+    """What a stored compiled executable must match to be loaded: the jaxlib build,
+    the platform and its devices, and the CPU. '' when JAX is not installed."""
+    build = probe()
+    if build is None:
+        return ""
+    return (
+        f"jaxlib={build.jaxlib}:platform={build.platform}:devices={build.devices}"
+        f":cpu={cpu_identity()}"
+    )
+
+
+__all__ = ["JaxBuild", "cpu_identity", "executable_key", "probe"]

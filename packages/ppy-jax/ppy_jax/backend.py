@@ -1,21 +1,26 @@
 """The `stablehlo` backend: exported StableHLO executed through PJRT.
 
 This module imports no JAX; the toolchain (jax.export and a PJRT client) is probed
-when first asked. The export and the runtime loader land with the JAX issue: until
-then the backend lowers nothing and says so.
+when first asked. The export itself runs at build time in the jax plugin's
+`stage` (project code, under the build-execution policy); this backend writes the
+artifact it produced into the build and names the loader that binds it at run
+time (`ppy_jax.runtime.load_exported`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Final
 
 from ppy_core.diagnostics import BackendError
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_jax._probe import probe
+from ppy_jax.artifact import Artifact, ArtifactFormatError
 
-if TYPE_CHECKING:
-    from ppy_core.ir.core import Operation
+#: the run-time loader (entry point group ppy.loaders), `ppy_jax.runtime:load_exported`
+LOADER: Final = "stablehlo"
 
 
 class StablehloBackend(Backend):
@@ -58,17 +63,42 @@ class StablehloBackend(Backend):
             return f"jax has no usable platform ({build.devices})"
         return None
 
-    def can_lower(self, func: Operation) -> str | None:
-        """Nothing yet: the StableHLO export lands with the JAX issue."""
-        return "the stablehlo backend does not lower yet (its export lands with the JAX issue)"
+    def can_lower(self, func: Any) -> str | None:
+        """Only an exported function (the jax plugin's `ExportGraph`: a packed artifact)."""
+        artifact = getattr(func, "artifact", None)
+        if not isinstance(artifact, bytes) or not isinstance(getattr(func, "name", None), str):
+            return "the stablehlo backend lowers only functions exported by the jax plugin"
+        return self.toolchain_ready()
 
-    def lower(self, func: Operation, ctx: LowerContext) -> CompiledUnit:
-        """Refuses: nothing is lowerable yet (see `can_lower`)."""
-        raise BackendError(
-            "the stablehlo backend does not lower yet",
-            hint="its export lands with the JAX issue; the site stays Python",
-            code="E2001",
+    def lower(self, func: Any, ctx: LowerContext) -> CompiledUnit:
+        """Write the artifact under the build directory; the loader binds it at run time."""
+        reason = self.can_lower(func)
+        if reason is not None:
+            raise BackendError(reason, hint="the function stays an ordinary jitted call")
+        try:
+            Artifact.unpack(func.artifact)
+        except ArtifactFormatError as exc:
+            raise BackendError(
+                f"the export of {func.name} is unreadable: {exc}",
+                hint="rebuild; the function stays an ordinary jitted call",
+                code="E2025",
+            ) from None
+        build_dir = Path(ctx.build_dir)
+        build_dir.mkdir(parents=True, exist_ok=True)
+        file = f"{ctx.site_id.replace(':', '_')}.ppyjax"
+        tmp = build_dir / f".{file}.tmp"
+        tmp.write_bytes(func.artifact)
+        os.replace(tmp, build_dir / file)
+        return CompiledUnit(
+            backend=self.name,
+            loader=LOADER,
+            files=(file,),
+            data={
+                "file": file,
+                "function": func.name,
+                "jit_fallback": bool(getattr(func, "jit_fallback", False)),
+            },
         )
 
 
-__all__ = ["StablehloBackend"]
+__all__ = ["LOADER", "StablehloBackend"]

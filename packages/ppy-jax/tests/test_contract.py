@@ -23,17 +23,27 @@ class TestContract(testing.ContractSuite):
             r"v1:jax=\d+\.\d+\.\d+\S*:jaxlib=\S+:cc=(\d+-\d+|none):platform=\w+",
         ),
     )
+    loaders = ("stablehlo",)  # ppy.loaders: binds an exported function at run time
     # importing the package and creating its plugins/backends must import none of these
     libraries = ("jax", "jaxlib", "flax", "optax", "numpy")
     blocked = ("jax",)
     requires = "jax"
 
 
-def test_stablehlo_lowers_nothing_yet_and_says_so() -> None:
+def test_stablehlo_lowers_only_exports_and_refuses_unreadable_ones(tmp_path) -> None:
     from ppy_core.diagnostics import BackendError
+    from ppy_core.interface.backend import LowerContext
+    from ppy_jax.artifact import Artifact
+    from ppy_jax.staging import ExportGraph
 
     backend = DIST.create("backends", "stablehlo")
-    assert "does not lower yet" in (backend.can_lower(None) or "")
+    assert "only functions exported by the jax plugin" in (backend.can_lower(None) or "")
+    ctx = LowerContext(site_id="m:f.1", build_dir=tmp_path)
     with pytest.raises(BackendError) as raised:
-        backend.lower(None, None)
-    assert raised.value.code == "E2001"
+        backend.lower(ExportGraph("f", b"not an artifact", False), ctx)
+    assert raised.value.code == "E2025"
+    data = Artifact("f", "key", b"stablehlo bytes", b"").pack()
+    unit = backend.lower(ExportGraph("f", data, True), ctx)
+    assert unit.loader == "stablehlo"
+    assert (tmp_path / unit.files[0]).read_bytes() == data
+    assert unit.data == {"file": unit.files[0], "function": "f", "jit_fallback": True}

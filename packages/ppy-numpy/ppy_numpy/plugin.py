@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
+from ppy_core.diagnostics import Diagnostic
 from ppy_core.interface.plugin import (
     NOT_CONSTANT,
     AttributeContext,
@@ -36,6 +37,7 @@ from ppy_core.ir.types import (
     TensorType,
     Type,
 )
+from ppy_numpy import surface
 from ppy_numpy import tables as T
 
 
@@ -155,9 +157,20 @@ class NumpyPlugin(Plugin):
             return I64
         if ctx.name == "T":
             return t
+        if surface.missing_attribute(ctx.name):
+            ctx.report(
+                Diagnostic(
+                    "E1003",
+                    f"a NumPy array has no attribute {ctx.name!r}",
+                    "see dir(numpy.ndarray) for what it has",
+                    ctx.location,
+                )
+            )
         return None
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
+        if ctx.args and (ctx.kw_constants.get("axis") is not None):
+            surface.check_axis(ctx, ctx.args[0])
         if _writes(ctx):  # `np.add(a, b, out=c)`, `np.copyto(a, b)`: an array is written
             return CallAnswer(UNKNOWN, effects=frozenset({"ReadMemory", "WriteMemory"}))
         if ctx.callee in T.CREATION:
@@ -409,9 +422,9 @@ def _power(ctx: OperatorContext, result: TensorType) -> Converge | None:
         if exponent is NOT_CONSTANT or isinstance(exponent, bool):
             return None  # NumPy picks square/sqrt/... by the exponent's value at run time
         if exponent in T.POWER_FAST_PATHS:
-            return Converge(
-                "tensor.unary", result, {"op": T.POWER_FAST_PATHS[exponent]}, operands=(0,)
-            )
+            # NumPy's fast_scalar_power (square, sqrt, reciprocal), kept a power: for a
+            # Python float base Python calls C's pow, whose x ** 0.5 is not sqrt's
+            return Converge("tensor.pow", result, {"scalar_fast_path": True})
         if exponent in T.POWER_NO_FUSE:
             return None
     return Converge("tensor.pow", result)

@@ -19,3 +19,4 @@ class TestContract(testing.ContractSuite):
     blocked = ("numpy",)
     requires = "numpy"
     runtimes = ("numpy",)
+    loaders = ("numpy.loops",)  # typed-loops functions (ppy_numpy._runtime.loops)

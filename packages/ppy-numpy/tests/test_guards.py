@@ -44,25 +44,27 @@ def _f64(n: int = 12, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(n) + 3.0
 
 
-#: (case, function, args builder, reason the guard gives)
+#: (case, function, args builder, reason the guard gives). Maps over views and broadcast
+#: shapes take the fast path (test_strided.py); a reduction runs NumPy's order only
+#: over one C buffer, so those inputs are refused here through `total`.
 CASES: list[tuple[str, str, Any, str]] = [
     ("float32", "triad", lambda: (_f64().astype(np.float32), _f64(), _f64()), "guard: dtype"),
     ("int64", "triad", lambda: (np.arange(12), _f64(), _f64()), "guard: dtype"),
     ("bool", "triad", lambda: (_f64() > 3, _f64(), _f64()), "guard: dtype"),
     ("complex", "triad", lambda: (_f64() + 1j, _f64(), _f64()), "guard: dtype"),
     ("big-endian", "triad", lambda: (_f64().astype(">f8"), _f64(), _f64()), "guard: dtype"),
-    ("view-strided", "triad", lambda: (_f64(24)[::2], _f64(), _f64()), "guard: layout"),
-    ("view-reversed", "triad", lambda: (_f64()[::-1], _f64(), _f64()), "guard: layout"),
+    ("view-strided", "total", lambda: (_f64(24)[::2], _f64()), "guard: layout"),
+    ("view-reversed", "total", lambda: (_f64()[::-1], _f64()), "guard: layout"),
     (
         "fortran",
-        "triad",
-        lambda: tuple(np.asfortranarray(_f64(12, i).reshape(3, 4)) for i in range(3)),
+        "total",
+        lambda: tuple(np.asfortranarray(_f64(12, i).reshape(3, 4)) for i in range(2)),
         "guard: layout",
     ),
     (
         "transposed",
-        "triad",
-        lambda: (_f64().reshape(3, 4).T, _f64().reshape(4, 3), _f64().reshape(4, 3)),
+        "total",
+        lambda: (_f64().reshape(3, 4).T, _f64().reshape(4, 3)),
         "guard: layout",
     ),
     (
@@ -73,17 +75,17 @@ CASES: list[tuple[str, str, Any, str]] = [
     ),
     (
         "broadcast-row",
-        "triad",
-        lambda: (_f64().reshape(3, 4), _f64(4), _f64().reshape(3, 4)),
+        "total",
+        lambda: (_f64().reshape(3, 4), _f64(4)),
         "guard: shape",
     ),
     (
         "broadcast-col",
-        "triad",
-        lambda: (_f64(3).reshape(3, 1), _f64(4).reshape(1, 4), _f64().reshape(3, 4)),
+        "total",
+        lambda: (_f64(3).reshape(3, 1), _f64(4).reshape(1, 4)),
         "guard: shape",
     ),
-    ("broadcast-1", "triad", lambda: (_f64(1), _f64(), _f64()), "guard: shape"),
+    ("broadcast-1", "total", lambda: (_f64(1), _f64()), "guard: shape"),
     ("mismatch", "triad", lambda: (_f64(5), _f64(6), _f64(5)), "guard: shape"),
     (
         "matrix",

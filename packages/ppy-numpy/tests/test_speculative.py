@@ -170,12 +170,19 @@ PYTHON_CASES: list[tuple[str, Any, str]] = [
     ("numpy scalars", lambda: (np.float64(1.5), np.float64(2.0), np.float64(-1.0)), "guard: type"),
     ("lists", lambda: ([1.0], [2.0], [3.0]), "guard: type"),
     ("strings", lambda: ("a", "b", "c"), "guard: type"),
-    ("mixed array and float", lambda: (np.ones(4), 2.0, np.ones(4)), "guard: type"),
+    # a finite float beside an array is broadcast (test_strided.py); an int or NaN is not
+    ("mixed array and int", lambda: (np.ones(4), 2, np.ones(4)), "guard: type"),
+    ("mixed array and nan", lambda: (np.ones(4), math.nan, np.ones(4)), "guard: type"),
     ("int array", lambda: (np.arange(4), np.ones(4), np.ones(4)), "guard: dtype"),
     ("float32", lambda: (np.ones(4, np.float32),) * 3, "guard: dtype"),
     ("0-d", lambda: (np.array(2.0), np.array(3.0), np.array(4.0)), "guard: 0-d"),
-    ("strided", lambda: (np.ones(8)[::2], np.ones(4), np.ones(4)), "guard: layout"),
-    ("broadcast", lambda: (np.ones((3, 4)), np.ones(4), np.ones((3, 1))), "guard: shape"),
+    # views and broadcast shapes take the fast path (test_strided.py); these do not:
+    (
+        "misaligned",
+        lambda: (np.frombuffer(b"\0" + bytes(32), np.float64, offset=1), np.ones(4), np.ones(4)),
+        "guard: layout",
+    ),
+    ("mismatch", lambda: (np.ones((3, 4)), np.ones(3), np.ones((3, 1))), "guard: shape"),
 ]
 
 

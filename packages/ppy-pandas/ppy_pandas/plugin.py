@@ -1,8 +1,13 @@
 """The `pandas` plugin: what the compiler knows of pandas.
 
-This module imports no pandas; `fingerprint()` and `detected()` do, once. The
-typing of frames and series and the fusion of Series expressions land with the
-pandas issue; today the plugin carries its claim and its fingerprint.
+This module imports no pandas; `fingerprint()` and `detected()` do, once. Its hooks
+read `ppy_pandas.tables` through `ppy_pandas._typing`: a Series is a `ColumnType` of
+library "pandas" (float64 or bool; the run-time guard checks the dtype), frames,
+indexes and groups are opaque types whose methods are typed; Series arithmetic,
+comparisons, `&`/`|`/`^`/`~`, `fillna`/`isna`/`notna`/`abs` converge onto the core's
+`columnar` ops, which fuse into one kernel run by `ppy_pandas.runtime` (both
+backings: Arrow's null model and NumPy's). `apply`/`map`/`transform` carry Callback,
+`read_*`/`to_*` carry IO. A frame is never a 2-D tensor.
 """
 
 from __future__ import annotations
@@ -14,7 +19,18 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from ppy_core.cache.keys import installed_version
-from ppy_core.interface.plugin import Plugin
+from ppy_core.interface.plugin import (
+    AttributeContext,
+    CallAnswer,
+    CallContext,
+    Converge,
+    OperatorContext,
+    Plugin,
+    SubscriptContext,
+)
+from ppy_core.ir.types import Type
+from ppy_pandas import _typing
+from ppy_pandas import tables as T
 
 # pandas' answers depend on these when they are installed: it reads Arrow-backed
 # data through pyarrow, and hands reductions and expressions to bottleneck/numexpr.
@@ -72,6 +88,29 @@ class PandasPlugin(Plugin):
             "numpy": build.numpy,
             **{name: ("not installed" if v == "none" else v) for name, v in build.accelerators},
         }
+
+    # -- typing -----------------------------------------------------------------------
+    def external_types(self) -> Mapping[str, Type]:
+        return T.EXTERNAL_TYPES
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        table = _typing.attribute(ctx.owner_type) if ctx.owner_type is not None else None
+        return table.get(ctx.name) if table is not None else None
+
+    def subscript(self, ctx: SubscriptContext) -> Type | None:
+        return _typing.subscript(ctx)
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        return _typing.call(ctx)
+
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        return _typing.operator(ctx)
+
+    def tensor_operation(self, ctx: CallContext) -> Converge | None:
+        """`s.fillna(0)`, `s.isna()`, `s.mul(t)`... of float64/bool Series."""
+        if not ctx.callee.startswith(("pandas.Series.", T.BOOL_OWNER + ".")):
+            return None
+        return _typing.series_method(ctx)
 
 
 __all__ = ["PandasPlugin", "PandasBuild", "probe"]

@@ -24,3 +24,4 @@ class TestContract(testing.ContractSuite):
     libraries = ("pandas", "numpy", "pyarrow")
     blocked = ("pandas",)
     requires = "pandas"
+    runtimes = ("pandas",)

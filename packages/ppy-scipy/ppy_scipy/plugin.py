@@ -1,8 +1,12 @@
 """The `scipy` plugin: what the compiler knows of SciPy.
 
-This module imports no SciPy; `fingerprint()` and `detected()` do, once. The
-curated surface (special, fft, linalg, sparse) lands with the SciPy issue; today
-the plugin carries its claim and its fingerprint.
+This module imports no SciPy; `fingerprint()` and `detected()` do, once. The curated
+surface (`ppy_scipy.tables`) is typed and named by `ppy_scipy.surface`: a one-input
+`scipy.special` ufunc over a float64 array converges onto
+``tensor.unary {op = "scipy.special:<name>"}`` (fused: the backend calls SciPy's own
+loop once its proof holds); fft, linalg, sparse and two-input special calls are typed
+and named by their dialect op, and SciPy runs them; optimize/integrate/stats calls
+that take a Python callable carry the Callback effect.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ppy_core.interface.plugin import Plugin
+from ppy_core.interface.plugin import CallAnswer, CallContext, Converge, Plugin
 
 if TYPE_CHECKING:
     from ppy_core.ir.core import Dialect
@@ -86,10 +90,22 @@ class ScipyPlugin(Plugin):
         }
 
     def register_dialects(self) -> Sequence[Dialect]:
-        """`scipy.special`, `scipy.fft`, `scipy.sparse` (`ppy_scipy.dialects`)."""
+        """`scipy.special`, `scipy.fft`, `scipy.linalg`, `scipy.sparse` (`ppy_scipy.dialects`)."""
         from ppy_scipy.dialects import DIALECTS
 
         return DIALECTS
+
+    def call(self, ctx: CallContext) -> CallAnswer | None:
+        """Type, name and effect of a curated SciPy call (`surface.answer`)."""
+        from ppy_scipy.surface import answer
+
+        return answer(ctx)
+
+    def tensor_operation(self, ctx: CallContext) -> Converge | None:
+        """`special.erf(x)` of a float64 array: ``tensor.unary {op = "scipy.special:erf"}``."""
+        from ppy_scipy.surface import converge
+
+        return converge(ctx)
 
 
 __all__ = ["ScipyPlugin", "ScipyBuild", "probe"]

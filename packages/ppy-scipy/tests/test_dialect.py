@@ -1,4 +1,4 @@
-"""SciPy's dialects (`scipy.special`, `scipy.fft`, `scipy.sparse`) are the scipy plugin's."""
+"""SciPy's dialects (special, fft, linalg, sparse) are the scipy plugin's."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ func.func @f(%x: tensor<?xf64>, %m: tensor<?x?xf64>) -> (tensor<?xc128>, tensor<
 """
 
 
-def test_the_plugin_registers_its_three_dialects_under_its_name() -> None:
+def test_the_plugin_registers_its_four_dialects_under_its_name() -> None:
     names = [d.name for d in ScipyPlugin().register_dialects()]
-    assert names == ["scipy.special", "scipy.fft", "scipy.sparse"]
+    assert names == ["scipy.special", "scipy.fft", "scipy.linalg", "scipy.sparse"]
 
 
 def test_scipy_ops_parse_once_the_plugin_dialects_are_registered() -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ppy_core.cache import verified_copy
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_torch import codegen, toolchain
 from ppy_torch.build import BuildResult, RegionBuilder
@@ -83,7 +83,7 @@ class AtenBackend(Backend):
         dest = build_dir / result.path.name
         if dest.resolve() != result.path.resolve() and not _same_file(dest, result.path):
             tmp = dest.with_name(f".{dest.name}.tmp")
-            shutil.copy2(result.path, tmp)
+            verified_copy(result.path, tmp)  # checked against its recorded hash first
             os.replace(tmp, dest)  # never truncate a library a process may have mapped
         version = toolchain.torch_build().version
         return [

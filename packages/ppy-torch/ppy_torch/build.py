@@ -27,7 +27,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from ppy_core.cache import BuildLock, backend_dir, publish_bytes, write_if_changed
+from ppy_core.cache import (
+    BuildLock,
+    backend_dir,
+    publish_bytes,
+    record_build,
+    verify_build,
+    write_if_changed,
+)
 from ppy_core.cache import build_lock as core_build_lock
 from ppy_torch import codegen, toolchain
 from ppy_torch.errors import BUILD_FAILED, TOOLCHAIN_MISSING, RegionBuildError
@@ -116,6 +123,7 @@ class RegionBuilder:
                 write_if_changed(self.prelude / name, text)
             write_if_changed(self.prelude / "build.ninja", self._prelude_ninja())
             self._ninja(self.prelude, self.prelude / "build.log", self.prelude / "shim.cpp")
+            record_build(self.prelude / "shim.o")  # checked before every reuse
             write_if_changed(self.prelude / "done.json", json.dumps(sorted(files)))
         return True
 
@@ -129,7 +137,7 @@ class RegionBuilder:
         outputs = [self.prelude / "shim.o", self.prelude / "done.json"]
         if self.tools.is_gcc:
             outputs.append(self.prelude / "ppy_aten_prelude.h.gch")
-        return all(p.is_file() for p in outputs)
+        return all(p.is_file() for p in outputs) and verify_build(self.prelude / "shim.o")
 
     def _common_ninja(self) -> list[str]:
         return [
@@ -179,6 +187,7 @@ class RegionBuilder:
             write_if_changed(directory / "region.cpp", source)
             write_if_changed(directory / "build.ninja", self._module_ninja(target.name))
             self._ninja(directory, log_path, directory / "region.cpp")
+            record_build(target)  # its hash, checked before it is reused or copied
             publish_bytes(directory / DONE, hashlib.sha256(source.encode()).hexdigest().encode())
         return BuildResult(target, module, True, time.perf_counter() - start, log_path)
 
@@ -189,7 +198,9 @@ class RegionBuilder:
             marker = (directory / DONE).read_text()
         except OSError:
             return False
-        return marker == hashlib.sha256(source.encode()).hexdigest() and target.is_file()
+        if marker != hashlib.sha256(source.encode()).hexdigest():
+            return False
+        return verify_build(target)  # the library's hash as recorded when it was built
 
     def _module_ninja(self, target: str) -> str:
         pre = self.prelude

@@ -24,6 +24,7 @@ from typing import Any
 
 from ppy_core.interface.backend import LowerContext
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
+from ppy_core.runtime import dispatch
 from ppy_torch.backend import AtenBackend
 from ppy_torch.errors import RegionBuildError, RegionError, RegionWarning
 from ppy_torch.plugin import stage_spec
@@ -181,8 +182,19 @@ def _build_and_load(
     units, target = lowered
     out = list(fns)
     for i, unit in zip(chosen, units, strict=True):
-        out[i] = load_region(unit.data, target, fns[i])
+        out[i] = _as_site(fns[i], load_region(unit.data, target, fns[i]))
     return out
+
+
+def _as_site(fn: Callable[..., Any], region: Callable[..., Any]) -> Callable[..., Any]:
+    """The region as a program holds it, as the core's binder does it: counted in
+    `ppy.stats()` and behind the core's dispatcher (PPY_VERIFY compares every fast call
+    with `fn`; unset, the region itself is returned and nothing is in the way)."""
+    if region is fn:  # it did not load: the Python function, already warned about
+        return fn
+    site_id = f"{fn.__module__}:{fn.__qualname__}"
+    dispatch.register(site_id, region)
+    return dispatch.wrap(site_id, region, fn)  # type: ignore[no-any-return]
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -223,7 +235,9 @@ def run_path(path: str | Path, argv: Sequence[str] = ()) -> dict[str, Any]:
 
     def hook(fn: Callable[..., Any]) -> Callable[..., Any]:
         unit = units.get(fn.__name__)
-        return fn if unit is None or lowered is None else load_region(unit.data, lowered[1], fn)
+        if unit is None or lowered is None:
+            return fn
+        return _as_site(fn, load_region(unit.data, lowered[1], fn))
 
     code = compile(_Rewriter(set(regions)).visit(tree), str(path), "exec")
     namespace: dict[str, Any] = {

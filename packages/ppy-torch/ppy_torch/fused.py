@@ -74,7 +74,9 @@ class TorchAdapter(RuntimeAdapter):
         if not found:
             raise FileNotFoundError(f"the site has no {MODULE} dispatcher beside its kernel")
         module = dispatcher(kernel.directory / found[0])
-        leaves = kernel.signature.leaves
+        # a 'w' leaf (an operand assumed an array that NumPy's dispatcher may also take as
+        # a float) is a tensor operand here: anything else fails the guard and runs torch
+        leaves = kernel.signature.leaves.replace("w", "a")
         return make_site(module, kernel.address, leaves, fallback, site_id, kernel.keepalive)
 
 

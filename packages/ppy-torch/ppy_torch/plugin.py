@@ -27,7 +27,7 @@ from ppy_core.interface.plugin import (
 )
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
 from ppy_core.ir.types import OpaqueType, Type
-from ppy_torch import fusion, ops
+from ppy_torch import checks, fusion, ops
 from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph
 from ppy_torch.stage import StageInput, StageRefusal, stage_graph
@@ -109,6 +109,7 @@ class TorchPlugin(Plugin):
         aten = ops.CURATED_OPS.get(ctx.callee)
         if aten is None:
             return None
+        checks.check_arity(ctx, aten)
         sig = ops.ATEN_CALLS[aten].signatures[0]
         result: Type = TENSOR_TYPE if sig.returns == "Tensor" else OpaqueType("int")
         return CallAnswer(result=result, effects=sig.effects)

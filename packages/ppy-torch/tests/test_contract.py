@@ -40,7 +40,7 @@ def test_importing_does_not_import_torch() -> None:
 
 def test_entry_points_are_exactly_these() -> None:
     expected = [(group, name) for group, name, _ in ENTRIES]
-    testing.check_entry_points(DIST, [*expected, ("runtimes", "torch")])
+    testing.check_entry_points(DIST, [*expected, ("runtimes", "torch"), ("loaders", "aten")])
 
 
 def test_runtime_adapter_is_registered() -> None:

@@ -1,10 +1,13 @@
 """The `uvicorn` plugin: uvicorn, and FastAPI and Starlette that ride on it.
 
 This module imports none of them; `fingerprint()` and `detected()` import uvicorn
-once and read the others' versions from their metadata. The serving path lands
-with the web issue; today the plugin carries its claims, its fingerprint, and what
-FastAPI's route decorators do: `app = FastAPI()` types `app`, so `@app.get("/")` is
-asked as "fastapi.FastAPI.get", and such a function is left exactly as written.
+once and read the others' versions from their metadata.
+
+FastAPI's surface is typed here (`ppy_web.fastapi_surface`): `app = FastAPI()`
+types `app`, so `@app.get("/")` is asked as "fastapi.FastAPI.get", and such a
+function is left exactly as written (FastAPI reads its signature when the decorator
+runs); the dependency markers, `TestClient` and its responses are typed. Serving an
+app object with workers or reload is `ppy_web.serve`.
 """
 
 from __future__ import annotations
@@ -15,21 +18,35 @@ from collections.abc import Mapping
 from typing import ClassVar, Final
 
 from ppy_core.cache.keys import installed_version
+from ppy_core.diagnostics import Diagnostic
 from ppy_core.interface.plugin import (
     UNVOUCHED,
+    AttributeContext,
     CallAnswer,
     CallContext,
     DecoratorContext,
     DecoratorSemantics,
     Plugin,
 )
-from ppy_core.ir.types import OpaqueType, Type
+from ppy_core.ir.types import NONE, OpaqueType, Type
+from ppy_web import fastapi_surface
 
 # What else decides how an app is served: the frameworks, and uvicorn's fast paths.
-COMPANIONS: Final[tuple[str, ...]] = ("fastapi", "starlette", "uvloop", "httptools")
+# (httpx2/httpx: which one Starlette's TestClient speaks decides its responses' type)
+COMPANIONS: Final[tuple[str, ...]] = (
+    "fastapi",
+    "starlette",
+    "uvloop",
+    "httptools",
+    "watchfiles",
+    "httpx2",
+    "httpx",
+)
 
 #: the classes whose instances route requests, by the name they are imported under
 APPS: Final = {name: OpaqueType(name) for name in ("fastapi.FastAPI", "fastapi.APIRouter")}
+#: serving runs the app's handlers and does network IO
+SERVES: Final = frozenset({"IO", "Callback"})
 #: their methods that register the decorated function for the framework to call
 ROUTE_DECORATORS: Final = frozenset(
     {
@@ -79,12 +96,54 @@ class UvicornPlugin(Plugin):
         return f"v{self.version}:uvicorn={found[0]}{extra}"
 
     def external_types(self) -> Mapping[str, Type]:
-        return dict(APPS)
+        return {**APPS, **fastapi_surface.CLASSES}
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
-        """`FastAPI()`, `APIRouter()`: an app, so its route decorators are known."""
+        """`FastAPI()`, `APIRouter()`: an app, so its route decorators are known; the
+        markers, `TestClient(app)`, its requests and their responses."""
         app = APPS.get(ctx.callee)
-        return CallAnswer(app) if app is not None else None
+        if app is not None:
+            return CallAnswer(app)
+        if ctx.callee in ("uvicorn.run", "uvicorn.main.run"):
+            return self._uvicorn_run(ctx)
+        return fastapi_surface.call(ctx)
+
+    def _uvicorn_run(self, ctx: CallContext) -> CallAnswer:
+        """`uvicorn.run(app, workers=2)` / `reload=True` with an app object: uvicorn
+        exits 3 there ("You must pass the application as an import string"); say so
+        where it is written, and what serves it (a warning: the call stays as written)."""
+        workers = ctx.kw_constants.get("workers")
+        reload = ctx.kw_constants.get("reload")
+        asked = [
+            what
+            for what, on in (
+                (
+                    "workers",
+                    isinstance(workers, int) and not isinstance(workers, bool) and workers > 1,
+                ),
+                ("reload", reload is True),
+            )
+            if on
+        ]
+        app = ctx.args[0] if ctx.args else ctx.kwargs.get("app")
+        if asked and app in APPS.values():
+            ctx.report(
+                Diagnostic(
+                    "E3030",
+                    f"uvicorn.run(app, {'/'.join(asked)}=...) with an app object: uvicorn "
+                    "refuses it and exits 3 (it needs an import string to start workers "
+                    "or reload)",
+                    "call ppy_web.serve.run(app, ...) instead: the same options, workers "
+                    "forked from the loaded app (no re-import), reload watching *.ppy",
+                    ctx.location,
+                    severity="warning",
+                )
+            )
+        return CallAnswer(NONE, SERVES)
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        """`response.status_code`, `.text`, `.headers`... of a TestClient response."""
+        return fastapi_surface.instance_attribute(ctx)
 
     def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:
         """A route decorator (`@app.get("/")`) registers the function for FastAPI to call

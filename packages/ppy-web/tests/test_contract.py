@@ -18,7 +18,8 @@ class TestContract(testing.ContractSuite):
         (
             "plugins",
             "uvicorn",
-            r"v1:uvicorn=\d+\.\d+\.\d+\S*:fastapi=\S+:starlette=\S+:uvloop=\S+:httptools=\S+",
+            r"v1:uvicorn=\d+\.\d+\.\d+\S*:fastapi=\S+:starlette=\S+:uvloop=\S+:httptools=\S+"
+            r":watchfiles=\S+:httpx2=\S+:httpx=\S+",
         ),
     )
     # importing the package and creating its plugins/backends must import none of these

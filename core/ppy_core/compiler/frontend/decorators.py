@@ -99,8 +99,8 @@ def read_decorator(oracle: Oracle, typer: Typer, site: DecoratorSite, opts: Func
         opts.calls = shown
         return (
             f"decorator '{shown}' changes how '{func.name}' is called{why}: its body stays "
-            "as written under the decorator (no expression sites); at opt level 3 it is "
-            "offered whole to the plugins"
+            "as written under the decorator (no expression sites); it is offered whole "
+            "to the plugins"
         )
     if kind == UNVOUCHED:
         opts.skip_reason = f"decorator '{shown}' is unvouched{why}: left exactly as written"

@@ -9,13 +9,13 @@ from ppy_core.compiler.frontend.syntax import literal_value
 from ppy_core.diagnostics import InternalError
 from ppy_core.ir.core import DialectRegistry, Value
 from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
-from ppy_core.ir.types import F64, I1, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.ir.types import F64, I1, UNKNOWN, ColumnType, ScalarType, TensorType, Type
 
 
 def leaf_type(t: Type, library: str) -> Type:
     """What a leaf is taken to be; the runtime guard checks it. Unknown leaves are
     taken as arrays of the site's library."""
-    if isinstance(t, TensorType):
+    if isinstance(t, TensorType | ColumnType):
         return t
     if isinstance(t, ScalarType) and t.kind in ("f64", "i64"):
         return F64
@@ -26,7 +26,7 @@ def leaf_type(t: Type, library: str) -> Type:
 
 def site_library(site: ExprSite) -> str:
     for converge in site.conv.values():
-        if isinstance(converge.result, TensorType) and converge.result.library:
+        if isinstance(converge.result, TensorType | ColumnType) and converge.result.library:
             return converge.result.library
     return ""
 

@@ -16,6 +16,7 @@ from ppy_core.interface.plugin import (
     AttributeContext,
     CallAnswer,
     CallContext,
+    ClassContext,
     Converge,
     DecoratorContext,
     DecoratorSemantics,
@@ -80,6 +81,9 @@ class Oracle:
                     found.setdefault(answer.library, answer)
             self._speculative = found
         return self._speculative
+
+    def class_type(self, ctx: ClassContext) -> Type | None:
+        return self._ask("class_type", ctx)
 
     def attribute_type(self, ctx: AttributeContext) -> Type | None:
         return self._ask("attribute_type", ctx)

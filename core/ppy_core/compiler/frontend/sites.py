@@ -9,7 +9,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
+from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.speculate import Speculator
 from ppy_core.compiler.frontend.syntax import (
@@ -35,7 +37,7 @@ from ppy_core.interface.specs import (
     RejectSpec,
     spec_attribute,
 )
-from ppy_core.ir.types import UNKNOWN, TensorType, Type
+from ppy_core.ir.types import UNKNOWN, ColumnType, TensorType, Type
 
 _OPERATOR_NODES = (ast.BinOp, ast.UnaryOp, ast.Compare)
 _PPY_DECORATORS = {"ppy.opt", "ppy.fastmath", "ppy.pure", "ppy.jax"}
@@ -102,6 +104,7 @@ class SiteFinder:
         self.default_opt = default_opt
         self.found = Findings()
         self._counter = 0
+        self._told: set[int] = set()  # calls already remarked on as calling back
         self.operands: dict[int, list[ast.expr]] = {}
         self.speculator: Speculator | None = None
         self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
@@ -111,7 +114,8 @@ class SiteFinder:
         return f"{function}.{self._counter}"
 
     def run(self, tree: ast.Module) -> Findings:
-        module_typer = Typer(self.oracle, self.module.imports, self.module.path)
+        self.local_names, self.local_types = module_classes(self.oracle, tree, self.module)
+        module_typer = self.typer()
         self.globals = self.module_names(tree, module_typer)
         module_typer.env = dict(self.globals)
         self.speculator = Speculator.for_module(self.oracle, tree)
@@ -186,10 +190,19 @@ class SiteFinder:
         if remark:
             self.remark(func.name, deco, remark)
 
-    def function(self, func: ast.FunctionDef) -> None:
-        typer = Typer(
-            self.oracle, self.module.imports, self.module.path, globals=getattr(self, "globals", {})
+    def typer(self) -> Typer:
+        """A typer of this module: its imports, its classes, the names it binds once."""
+        return Typer(
+            self.oracle,
+            self.module.imports,
+            self.module.path,
+            globals=getattr(self, "globals", {}),
+            local_names=getattr(self, "local_names", {}),
+            local_types=getattr(self, "local_types", {}),
         )
+
+    def function(self, func: ast.FunctionDef) -> None:
+        typer = self.typer()
         opts = self.options(func, typer)
         if opts.skip_reason:
             self.remark(func.name, func, opts.skip_reason)
@@ -198,11 +211,17 @@ class SiteFinder:
             self.remark(func.name, func, f"opt level {opts.opt}: no sites compiled")
             return
         params = self.parameters(func, typer)
-        if opts.opt >= 3 and self.region(func, typer, opts, params):
+        # a function whose decorator calls it its own way (`@jax.jit`) or `@ppy.jax` is
+        # offered whole at opt 2 too (a plugin exporting it needs no opt level)
+        offered = opts.opt >= 3 or bool(opts.calls) or "ppy.jax" in opts.decorators
+        if offered and self.region(func, typer, opts, params):
             return
         if opts.calls:
             return  # its decorator calls it in its own way: the body stays as written
+        if len(func.decorator_list) == len(opts.decorators) and offer_loops(self, func, typer):
+            return  # typed loops: the whole function is one site (frontend/loops.py)
         self.locals(func, typer)
+        self._function = func.name  # for `call`'s remark on a call that calls back
         self.statements(func.name, func.body, typer, opts)
 
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
@@ -357,6 +376,15 @@ class SiteFinder:
         answer = self.oracle.call(ctx)
         if answer is not None and answer.effects & BARRIER_EFFECTS:
             self.barriers.add(id(node))
+            if "Callback" in answer.effects and id(node) not in self._told:
+                self._told.add(id(node))
+                self.remark(
+                    getattr(self, "_function", "?"),
+                    node,
+                    f"`{ast.unparse(node)}` has effect Callback (it calls Python code it "
+                    "is given): it is never inside a site or region, the code around it "
+                    "keeps Python's order",
+                )
             return None
         if ctx.kwargs or len(ctx.args) != len(operands):
             return None
@@ -380,7 +408,8 @@ class SiteFinder:
         leaves: list[ast.expr] = []
         self._tree(node, conv, leaves, function, opts, root=True)
         if any(
-            isinstance(conv[id(n)].result, TensorType) or conv[id(n)].op == "tensor.reduce"
+            isinstance(conv[id(n)].result, TensorType | ColumnType)
+            or conv[id(n)].op == "tensor.reduce"
             for n in tree_nodes(node, conv, self.operands)
         ):
             unique, repeats = dedupe(leaves)

@@ -251,22 +251,54 @@ def prune(
 
 
 def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Operands) -> bool:
-    """True if every leaf Python evaluates after the tree's first operation is a name
-    or a literal (so evaluating all leaves first changes nothing observable)."""
+    """True if every leaf Python evaluates after the tree's first operation is a name,
+    a literal, or a basic view of a name an earlier leaf viewed the same way (so
+    evaluating all leaves first changes nothing observable; see `_view_of`)."""
     started = False
+    viewed: dict[str, int] = {}
 
     def walk(node: ast.expr) -> bool:
         nonlocal started
         for child in operands[id(node)]:
+            view = _view_of(child)
             if _inside(child, conv):
                 if not walk(child):
                     return False
             elif started and not isinstance(child, ast.Name | ast.Constant) and not _negated(child):
-                return False
+                if view is None or viewed.get(view[0]) != view[1]:
+                    return False
+            elif view is not None:
+                viewed.setdefault(*view)
         started = True
         return True
 
     return walk(root)
+
+
+def _view_of(node: ast.expr) -> tuple[str, int] | None:
+    """(name, indices) of a basic slice of a name, ``A[1:-1, :-2]``, ``x[:, None]``
+    (literal int bounds, new axes, no integer index): stencils and broadcasts read
+    several. Once one read of `A` with that many indices succeeded, another cannot fail
+    on an array (slices clip) and has no effect, so reading it before the operation
+    between them keeps Python's answer."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+        return None
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    for part in parts:
+        if isinstance(part, ast.Constant) and part.value is None:
+            continue  # a new axis: `x[:, None]`
+        if not isinstance(part, ast.Slice):
+            return None
+        for bound in (part.lower, part.upper, part.step):
+            if bound is not None and not _int_literal(bound):
+                return None
+    return node.value.id, len(parts)
+
+
+def _int_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def tree_roots(
@@ -370,7 +402,15 @@ def _children(node: ast.expr) -> list[ast.expr]:
 def assumer(base: Typer, array: TensorType, scope: BodyScope) -> SpeculativeTyper:
     """A speculative view of `base` (same imports, names and oracle)."""
     return SpeculativeTyper(
-        base.oracle, base.imports, base.path, base.env, base.globals, array=array, scope=scope
+        base.oracle,
+        base.imports,
+        base.path,
+        base.env,
+        base.globals,
+        base.local_names,
+        base.local_types,
+        array=array,
+        scope=scope,
     )
 
 

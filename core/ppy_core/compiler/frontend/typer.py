@@ -48,6 +48,9 @@ class Typer:
     path: str
     env: dict[str, Type] = field(default_factory=dict)
     globals: dict[str, Type] = field(default_factory=dict)  # module names bound once
+    # the module's own classes: name -> "module.Class", and the types plugins gave them
+    local_names: Mapping[str, str] = field(default_factory=dict)
+    local_types: Mapping[str, Type] = field(default_factory=dict)
 
     def location(self, node: ast.AST) -> Location:
         return Location(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
@@ -62,6 +65,8 @@ class Typer:
             return None
         if node.id in self.imports:
             return ".".join([self.imports[node.id], *reversed(parts)])
+        if node.id in self.local_names:
+            return ".".join([self.local_names[node.id], *reversed(parts)])
         if node.id in ("float", "int", "bool", "abs") and not parts:
             return f"builtins.{node.id}"
         return None
@@ -82,7 +87,8 @@ class Typer:
         name = self.qualname(node)
         if name is None:
             return UNKNOWN
-        return BUILTIN_TYPES.get(name) or self.oracle.external_types().get(name) or UNKNOWN
+        known = BUILTIN_TYPES.get(name) or self.oracle.external_types().get(name)
+        return known or self.local_types.get(name) or UNKNOWN
 
     def _subscripted(self, node: ast.Subscript) -> Type:
         name = self.qualname(node.value)
@@ -144,7 +150,21 @@ class Typer:
             return self._call_type(node, conv)
         if isinstance(node, ast.BinOp | ast.UnaryOp):
             return self._operator_type(node, conv)
+        if isinstance(node, ast.Subscript):  # `df["a"]`: what a plugin says it is
+            return self._value_subscript(node, conv)
         return UNKNOWN
+
+    def _value_subscript(self, node: ast.Subscript, conv: Mapping[int, Converge]) -> Type:
+        value = self.expr(node.value, conv)
+        if value is UNKNOWN:
+            return UNKNOWN
+        ctx = SubscriptContext(
+            value=value,
+            index=(self.expr(node.slice, conv),),
+            location=self.location(node),
+            report=self.oracle.report,
+        )
+        return self.oracle.subscript(ctx) or UNKNOWN
 
     def _operator_type(self, node: ast.BinOp | ast.UnaryOp, conv: Mapping[int, Converge]) -> Type:
         """An operator no site took: the plugins' answer, else Python's own scalar rules."""

@@ -25,6 +25,7 @@ _DIALECTS = (
     ("tensor", "TENSOR"),
     ("columnar", "COLUMNAR"),
     ("library", "LINALG"),
+    ("loops", "LOOPS"),
 )
 
 

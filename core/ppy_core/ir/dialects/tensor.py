@@ -130,12 +130,29 @@ class UnaryOp(_Elementwise):
     """A one-argument elementwise function.
 
     %r = tensor.unary %a {op = "sin"} : (tensor<?xf64>) -> tensor<?xf64>
+    %e = tensor.unary %a {op = "scipy.special:erf"} : (tensor<?xf64>) -> tensor<?xf64>
+
+    `op` is one of `UNARY_FUNCTIONS`, or a one-input ufunc of another library named
+    ``module:attr`` (`is_qualified_ufunc`): a plugin converges onto it, a backend
+    that fuses it calls that ufunc's own loop, the core never resolves it.
     """
 
     name: ClassVar[str] = "tensor.unary"
-    op = attribute(str, one_of=UNARY_FUNCTIONS)
+    op = attribute(str)
     source = operand(Operand)
     out = result(Operand)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        value = self.attributes["op"]
+        if value not in UNARY_FUNCTIONS and not is_qualified_ufunc(value):
+            self.fail(f"attribute 'op' = {value!r} is not one of {list(UNARY_FUNCTIONS)}")
+
+
+def is_qualified_ufunc(name: str) -> bool:
+    """Whether `name` reads ``dotted.module:attr`` (a ufunc another library defines)."""
+    module, sep, attr = name.partition(":")
+    return bool(sep) and attr.isidentifier() and all(p.isidentifier() for p in module.split("."))
 
 
 class CompareOp(_Elementwise):
@@ -284,6 +301,7 @@ __all__ = [
     "TENSOR",
     "BINARY_OPS",
     "UNARY_FUNCTIONS",
+    "is_qualified_ufunc",
     "PREDICATES",
     "REDUCTIONS",
 ]

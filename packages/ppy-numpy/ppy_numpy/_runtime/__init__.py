@@ -23,6 +23,7 @@ __all__ = [
     "create_adapter",
     "make_site",
     "num_threads",
+    "resolve_ufunc",
     "set_num_threads",
 ]
 
@@ -61,13 +62,42 @@ def make_site(
 
     from . import _dispatch
 
-    table = tuple((getattr(numpy, name), sig) for name, sig in loops)
+    table = tuple((resolve_ufunc(numpy, name), sig) for name, sig in loops)
     threshold = PAR_THRESHOLD[kind]
     if loops and threshold >= 0:
         threshold = min(threshold, PAR_THRESHOLD_LOOPS)
-    return _dispatch.Site(
+
+    site = _dispatch.Site(
         address, kind, leaves, fallback, site_id, table, keepalive, threshold, nan_ok
     )
+    if not any(":" in name for name, _ in loops):
+        return site
+    from .foreign import guard  # another library's loops: its error state decides
+
+    return guard(site, loops)
+
+
+def resolve_ufunc(numpy: Any, name: str) -> Any:
+    """The ufunc a kernel's loop names: NumPy's by bare name (``sin``), another
+    library's by ``module:attr`` (``scipy.special:erf``), that module imported only
+    now, when a kernel names it. LookupError when it is not there."""
+    import importlib
+
+    module, sep, attr = name.partition(":")
+    if not sep:
+        return getattr(numpy, name)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise LookupError(f"loops: no ufunc {name!r} ({exc})") from exc
+
+
+def _ufunc_name(name: str) -> bool:
+    """``sin`` or ``dotted.module:attr``."""
+    module, sep, attr = name.partition(":")
+    if not sep:
+        return name.isidentifier()
+    return attr.isidentifier() and all(p.isidentifier() for p in module.split("."))
 
 
 def num_threads() -> int:
@@ -104,10 +134,11 @@ class NumpyAdapter(RuntimeAdapter):
         )
 
     def accepts(self, signature: KernelSignature) -> str | None:
-        """Every kind; loops only by the name of a NumPy ufunc (checked without NumPy:
-        `make_site` refuses an unknown one when the site is bound)."""
-        bad = [name for name, _ in signature.loops if not name.isidentifier()]
-        return f"loops {bad} are not NumPy ufunc names" if bad else None
+        """Every kind; loops by the name of a NumPy ufunc or ``module:attr`` of another
+        library's (checked without importing: `make_site` refuses an unknown one when
+        the site is bound)."""
+        bad = [name for name, _ in signature.loops if not _ufunc_name(name)]
+        return f"loops {bad} are not ufunc names" if bad else None
 
     def build_key(self) -> str:
         """NumPy's version plus its umath extension's size and mtime."""

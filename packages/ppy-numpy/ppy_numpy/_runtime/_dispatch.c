@@ -3,10 +3,14 @@
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
  *      par_threshold=-1, nan_ok=False)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
- *   leaves : one char per argument, 'a' (array operand) or 's' (float64 scalar)
+ *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
+ *            (an array operand a finite float may fill: broadcast, any FP flag -> Python)
  *   loops  : ((ufunc, "d->d" | "dd->d"), ...) -> the kernel's ppy_loop table
  * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
  * against np.geterr() -> result; anything else -> fallback(*args).
+ * Operands: exact aligned float64 ndarrays. One flat loop when all are C-contiguous
+ * of one shape (or, for maps, all F-contiguous: an F-ordered result, as NumPy's);
+ * maps over other strides or broadcast shapes go row by row (_strided.h).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -38,6 +42,7 @@ typedef struct {
     char leaves[MAXARGS];
     PyObject *fallback, *site_id, *keepalive, *loops_obj;
     ppy_loop *loops;
+    Py_ssize_t loops_count;
     Py_ssize_t par_threshold;
     int nan_ok; /* a NaN reduction result of a serial run has NumPy's bits (proven) */
     unsigned long long fast, fallbacks[R_N];
@@ -86,22 +91,47 @@ static int as_scalar(PyObject *o, double *v) {
     return 0;
 }
 
-/* Guard one array operand; returns a reason or -1. */
-static int check_array(PyObject *o, PyArrayObject **first) {
+/* A finite Python float or np.float64 in a 'w' slot (a 0-d array stays an array). */
+static int weak_scalar(PyObject *o, double *v) {
+    if (PyFloat_CheckExact(o)) *v = PyFloat_AS_DOUBLE(o);
+    else if (PyArray_IsScalar(o, Double)) *v = PyArrayScalar_VAL(o, Double);
+    else return 0;
+    return isfinite(*v);
+}
+
+/* Guard one array operand (exact float64 ndarray, aligned, not 0-d): a reason or -1.
+   Its layout and shape against the others decide the path (see site_vectorcall). */
+static int check_array(PyObject *o) {
     if (Py_TYPE(o) != &PyArray_Type) return R_TYPE;
     PyArrayObject *a = (PyArrayObject *)o;
     if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return R_DTYPE;
     if (PyArray_NDIM(a) == 0) return R_ZERO_D;
-    if ((PyArray_FLAGS(a) & (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)) != (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED))
-        return R_LAYOUT;
-    if (*first == NULL) { *first = a; return -1; }
-    if (PyArray_NDIM(a) != PyArray_NDIM(*first)
-        || memcmp(PyArray_DIMS(a), PyArray_DIMS(*first), sizeof(npy_intp) * PyArray_NDIM(a)) != 0)
-        return R_SHAPE;
+    if (!PyArray_ISALIGNED(a)) return R_LAYOUT;
     return -1;
 }
 
+static int all_c_contiguous(PyArrayObject *const *ops, int na) {
+    for (int k = 0; k < na; k++)
+        if (!PyArray_IS_C_CONTIGUOUS(ops[k])) return 0;
+    return 1;
+}
+
+/* Every operand has `flag` (C or F contiguous) and the first one's shape. */
+static int all_flat(PyArrayObject *const *ops, int na, int flag) {
+    for (int k = 0; k < na; k++) {
+        if (!(PyArray_FLAGS(ops[k]) & flag) || PyArray_NDIM(ops[k]) != PyArray_NDIM(ops[0])
+            || memcmp(PyArray_DIMS(ops[k]), PyArray_DIMS(ops[0]), sizeof(npy_intp) * PyArray_NDIM(ops[0])) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 #include "_run.h"
+#include "_strided.h"
+
+static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
+                              const double *scalars, int strict, PyObject *const *args, size_t nargsf,
+                              PyObject *kw);
 
 static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
     SiteObject *s = (SiteObject *)self;
@@ -109,14 +139,37 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     if (kw != NULL || nargs != s->nleaves) return fallback(s, R_ARITY, args, nargsf, kw);
     char *arrays[MAXARGS];
     double scalars[MAXARGS];
-    int na = 0, ns = 0, r;
-    PyArrayObject *first = NULL;
+    PyArrayObject *ops[MAXARGS];
+    double weak[MAXARGS];
+    ops[0] = NULL;
+    int na = 0, ns = 0, nweak = 0, r;
     for (Py_ssize_t i = 0; i < nargs; i++) {
-        if (s->leaves[i] == 'a') {
-            if ((r = check_array(args[i], &first)) >= 0) return fallback(s, r, args, nargsf, kw);
+        if (s->leaves[i] == 'w' && weak_scalar(args[i], &weak[na])) {
+            ops[na] = NULL; /* a float standing in for an array: broadcast */
+            arrays[na] = (char *)&weak[na];
+            na++, nweak++;
+        } else if (s->leaves[i] != 's') {
+            if ((r = check_array(args[i])) >= 0) return fallback(s, r, args, nargsf, kw);
+            ops[na] = (PyArrayObject *)args[i];
             arrays[na++] = PyArray_DATA((PyArrayObject *)args[i]);
         } else if (!as_scalar(args[i], &scalars[ns++])) {
             return fallback(s, R_SCALAR, args, nargsf, kw);
+        }
+    }
+    if (nweak) { /* NumPy's answer only where Python's float arithmetic raised no flag */
+        if (nweak == na || s->kind > K_MAP_BOOL) return fallback(s, R_TYPE, args, nargsf, kw);
+        return site_strided(s, ops, arrays, na, scalars, 1, args, nargsf, kw);
+    }
+    PyArrayObject *first = ops[0];
+    /* one flat loop over the buffers: every operand C-contiguous of one shape, or (maps)
+       every one F-contiguous, whose result NumPy lays out in F order */
+    int fortran = 0;
+    if (!all_flat(ops, na, NPY_ARRAY_C_CONTIGUOUS)) {
+        fortran = s->kind <= K_MAP_BOOL && all_flat(ops, na, NPY_ARRAY_F_CONTIGUOUS);
+        if (!fortran) {
+            if (s->kind > K_MAP_BOOL) /* a reduction's order is NumPy's only over one C buffer */
+                return fallback(s, all_c_contiguous(ops, na) ? R_SHAPE : R_LAYOUT, args, nargsf, kw);
+            return site_strided(s, ops, arrays, na, scalars, 0, args, nargsf, kw);
         }
     }
     npy_intp n = PyArray_SIZE(first);
@@ -125,7 +178,7 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
         PyArray_Descr *d = PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL);
-        result = PyArray_Empty(PyArray_NDIM(first), PyArray_DIMS(first), d, 0); /* steals d */
+        result = PyArray_Empty(PyArray_NDIM(first), PyArray_DIMS(first), d, fortran); /* steals d */
         if (result == NULL) return NULL;
         ra.out = PyArray_DATA((PyArrayObject *)result);
     }
@@ -143,6 +196,43 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
         if ((isnan(ra.value) && !nan_mine) || ((s->kind == K_MAX || s->kind == K_MIN) && ra.value == 0.0))
             return fallback(s, R_RESULT, args, nargsf, kw);
         result = PyArray_Scalar(&ra.value, descr_double, NULL);
+    }
+    s->fast++;
+    return result;
+}
+
+/* Maps over strided or broadcast operands (_strided.h): a fresh C-ordered result. */
+static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
+                              const double *scalars, int strict, PyObject *const *args, size_t nargsf,
+                              PyObject *kw) {
+    strided_plan p;
+    npy_intp dims[NPY_MAXDIMS];
+    int r = plan_operands(ops, na, &p, dims);
+    if (r >= 0) return fallback(s, r, args, nargsf, kw);
+    int nd = p.nd;
+    npy_intp n = 1;
+    for (int d = 0; d < nd; d++) n *= dims[d];
+    if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
+    coalesce(&p);
+    /* a kernel calling NumPy's loops: every operand a loop may read ('a', not 'w') in place */
+    for (int i = 0, k = 0; s->loops_count && i < s->nleaves; i++) {
+        if (s->leaves[i] == 's') continue;
+        if (s->leaves[i] == 'a' && p.strides[k][p.nd - 1] != 8) return fallback(s, R_LAYOUT, args, nargsf, kw);
+        k++;
+    }
+    PyObject *result = PyArray_Empty(nd, dims, PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL), 0);
+    if (result == NULL) return NULL;
+    char *bases[MAXARGS];
+    for (int k = 0; k < na; k++) bases[k] = ops[k] ? PyArray_DATA(ops[k]) : arrays[k];
+    int flags = run_strided(s, &p, bases, scalars, PyArray_DATA((PyArrayObject *)result));
+    if (strict && flags > 0) flags = -3; /* Python may raise where NumPy warns */
+    if (flags == -1) { Py_DECREF(result); return NULL; }
+    if (flags == -2) { Py_DECREF(result); return fallback(s, R_RESULT, args, nargsf, kw); }
+    if (flags == -3) { Py_DECREF(result); return fallback(s, R_FPFLAGS, args, nargsf, kw); }
+    if (flags && (r = flags_reported(flags)) != 0) {
+        Py_DECREF(result);
+        if (r < 0) return NULL;
+        return fallback(s, R_FPFLAGS, args, nargsf, kw);
     }
     s->fast++;
     return result;
@@ -179,6 +269,7 @@ static int parse_loops(SiteObject *s, PyObject *loops) {
     if (seq == NULL) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     s->loops = PyMem_Calloc(n ? n : 1, sizeof(ppy_loop));
+    s->loops_count = n;
     for (Py_ssize_t i = 0; s->loops && i < n; i++) {
         PyObject *uf, *sig;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "OU", &uf, &sig)
@@ -205,7 +296,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
     size_t nl = strlen(leaves);
-    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "as") != nl || !strchr(leaves, 'a') || !addr
+    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "asw") != nl || strcspn(leaves, "aw") == nl || !addr
         || !PyCallable_Check(fb)) {
         PyErr_SetString(PyExc_ValueError, "Site: bad kernel, kind, leaves or fallback");
         return NULL;

@@ -23,12 +23,17 @@ typedef struct {
     const ppy_loop *loops;
     double result; /* reductions */
     int flags;     /* FP exception flags raised by this task */
+    /* instead of the kernel: run(ctx, begin, end, &result) (rows of a strided map) */
+    void (*run)(void *ctx, int64_t begin, int64_t end, double *result);
+    void *ctx;
 } ppy_task;
 
 /* Run one task on this thread, recording its own FP flags. */
 static inline void ppy_run_task(ppy_task *t) {
     feclearexcept(FE_ALL_EXCEPT);
-    if (t->is_map)
+    if (t->run)
+        t->run(t->ctx, t->begin, t->end, &t->result);
+    else if (t->is_map)
         ((ppy_map_fn)t->kernel)(t->arrays, t->scalars, t->out, t->begin, t->end, t->loops);
     else
         t->result = ((ppy_red_fn)t->kernel)(t->arrays, t->scalars, t->begin, t->end - t->begin, t->loops);

@@ -90,7 +90,9 @@ def evaluate(expression: Expression, leaves: Sequence[Any]) -> Any:
         "sum": np.sum,
         "prod": np.prod,
     }
-    function = named.get(op) or getattr(np, op)
+    from ppy_numpy._runtime import resolve_ufunc
+
+    function = named.get(op) or resolve_ufunc(np, op)
     return function(*args)
 
 

@@ -1,0 +1,144 @@
+"""Lowering the core `loops` dialect to one native function.
+
+The function's C signature is ``int32 f(int64 *args, int64 *out)``:
+
+* ``args``: one word per parameter, in order: an array is the address of a record
+  ``{char *data; int32 ndim; int64 *shape; int64 *strides}`` (C layout; strides
+  in bytes, any strides; NumPy's array object holds one, so its loader passes an
+  address inside the object and no packing is needed); an int is its value; a
+  float its bits.
+* ``out[0]``: the returned value's bits; ``out[1..3]``: what an error needs
+  (IndexError: index, axis, size; ZeroDivisionError: which message);
+  ``out[4]``: the NumPy scalar events seen (bit = event*4 + op, see FLAG_*).
+* the return code: 0 returned, 1 IndexError, 2 ZeroDivisionError, 3 ValueError
+  (math domain error). Stores made before an error stay made, as in Python.
+
+Floating point is IEEE double with no contraction or reassociation (no fast-math
+flags), so every result has Python's and NumPy's bits. Locals are stack slots that
+LLVM's mem2reg turns into registers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ._errors import LlvmBackendError
+from ._loops_emit import INDEX_ERROR, OK, Emitter
+from ._loops_scalar import FLAG_OPS, MATH_DOMAIN, ZERO_DIVISION
+
+#: the calling convention above; a loader refuses units of another version
+LOOPS_ABI = 2
+#: ZeroDivisionError messages by out[1]
+ZERO_MESSAGES = (
+    "float division by zero",
+    "division by zero",
+    "integer division or modulo by zero",
+    "integer modulo by zero",
+)
+FLAG_EVENTS = ("divide by zero", "overflow", "invalid value")
+
+
+def symbol_of(func: Any) -> str:
+    from ppy_core.ir import print_ir
+
+    return "ppy_loops_" + hashlib.sha256(print_ir(func).encode()).hexdigest()[:20]
+
+
+def refusal(func: Any) -> str | None:
+    """Why this loops function cannot be lowered (None: it can)."""
+    try:
+        Emitter(func).emit()
+    except LlvmBackendError as exc:
+        return f"{exc.code}: {exc.detail}"
+    return None
+
+
+def compile_loops(funcs: list[Any]) -> list[tuple[str, str]]:
+    """(shared library path, symbol) per loops function, all in one library."""
+    from llvmlite import ir
+
+    from ._host import target_machine
+    from ._toolchain import build_shared
+
+    module = ir.Module(name="ppy_loops")
+    machine = target_machine()  # the host's triple and layout: LLVM's cost models need them
+    module.triple, module.data_layout = machine.triple, str(machine.target_data)
+    symbols = []
+    for func in funcs:
+        sym = symbol_of(func)
+        if sym not in module.globals:
+            Emitter(func, module, sym).emit()
+            # the same function for C-contiguous arrays: constant strides let LLVM
+            # strength-reduce and vectorize; the loader picks it when every array is
+            Emitter(func, module, sym + "_c", contiguous=True).emit()
+        symbols.append(sym)
+    path = build_shared(str(module), "loops")
+    return [(str(path), s) for s in symbols]
+
+
+def loops_refusal(func: Any) -> str | None:
+    """`can_lower` for a loops function: it lowers, and its arrays' library registers
+    a loops loader (entry point ``ppy.loaders: <library>.loops``) to guard and call it."""
+    from ppy_core.runtime.registered import table
+
+    library = str(func.attributes.get("library") or "")
+    if library and f"{library}.loops" not in table("loader"):
+        return f"E2041: no loops loader '{library}.loops' is registered for arrays of {library!r}"
+    return refusal(func)
+
+
+def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
+    """One CompiledUnit per loops function, all in one shared library copied into the
+    build folder; each unit names its library's loops loader."""
+    from pathlib import Path
+
+    from ppy_core.cache import verified_copy
+    from ppy_core.interface.backend import CompiledUnit
+
+    built = compile_loops(funcs)
+    units = []
+    for func, (path, sym) in zip(funcs, built, strict=True):
+        name = "loops_" + Path(path).name
+        target = ctx.build_dir / name
+        if not target.exists():
+            verified_copy(Path(path), target)
+        library = str(func.attributes.get("library") or "numpy")
+        data = {
+            "abi": LOOPS_ABI,
+            "symbol": sym,
+            "args": list(func.attributes["py_args"]),
+            "result": func.attributes["py_result"],
+            "writes": list(func.attributes["writes"]),
+            "arrays": [
+                [a.type.element.kind, len(a.type.shape)]
+                for a, py in zip(func.entry.args, func.attributes["py_args"], strict=True)
+                if py == "array"
+            ],
+            # the ABI's messages (see the module docstring): the loader raises them
+            "zero_messages": list(ZERO_MESSAGES),
+            "flag_events": list(FLAG_EVENTS),
+            "flag_ops": ["add", "subtract", "multiply", "divide"],
+            "numpy_scalars": any(
+                op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64")
+                for op in func.walk()
+            ),
+        }
+        units.append(CompiledUnit("llvm", f"{library}.loops", (name,), data))
+    return units
+
+
+__all__ = [
+    "FLAG_EVENTS",
+    "FLAG_OPS",
+    "INDEX_ERROR",
+    "LOOPS_ABI",
+    "MATH_DOMAIN",
+    "OK",
+    "ZERO_DIVISION",
+    "ZERO_MESSAGES",
+    "compile_loops",
+    "lower_loops",
+    "loops_refusal",
+    "symbol_of",
+]

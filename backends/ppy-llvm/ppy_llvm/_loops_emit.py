@@ -1,0 +1,248 @@
+"""The loops dialect's function in LLVM IR: its frame, arrays and control flow.
+
+See `_loops` for the calling convention. Locals are stack slots made up front
+(mem2reg makes them registers); element accesses check bounds as NumPy does
+(negative indices wrap) and return IndexError's details; `contiguous` builds the
+variant for C-order arrays, whose strides follow from the shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ppy_core.ir.dialects.loops import is_loops
+
+from ._errors import LlvmBackendError
+from ._loops_scalar import ScalarOps, _bad
+
+OK, INDEX_ERROR = 0, 1
+
+
+class Emitter(ScalarOps):
+    def __init__(
+        self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
+    ) -> None:
+        from llvmlite import ir
+
+        self.ir, self.func, self.contiguous = ir, func, contiguous
+        self.module = module if module is not None else ir.Module()
+        self.i64, self.i32, self.i1, self.f64 = (
+            ir.IntType(64),
+            ir.IntType(32),
+            ir.IntType(1),
+            ir.DoubleType(),
+        )
+        ptr = self.i64.as_pointer()
+        fnty = ir.FunctionType(self.i32, [ptr, ptr])
+        self.fn = ir.Function(self.module, fnty, name=sym)
+        self.args_ptr, self.out = self.fn.args
+        entry = self.entry = self.fn.append_basic_block("entry")
+        self.b = ir.IRBuilder(entry)
+        self.slots: dict[str, Any] = {}
+        self.values: dict[int, Any] = {}
+        self.arrays: dict[int, tuple[Any, list[Any], list[Any]]] = {}
+        self.loop_stack: list[tuple[Any, Any]] = []
+        self.counters: dict[int, Any] = {}
+        self.tags: dict[int, Any] = {}
+        self.flags = self.b.alloca(self.i64, name="flags")
+        self.b.store(self.i64(0), self.flags)
+
+    def ty(self, t: Any) -> Any:
+        kind = getattr(t, "kind", "")
+        return {"i64": self.i64, "i1": self.i1, "f64": self.f64}.get(kind) or _bad(f"type {t}")
+
+    def emit(self) -> None:
+        if not is_loops(self.func):
+            raise LlvmBackendError("E2040", "not a loops function")
+        self.allocate()
+        word = 0
+        for arg, py in zip(self.func.entry.args, self.func.attributes["py_args"], strict=True):
+            if py == "array":
+                rank = len(arg.type.shape)
+                raw = self.b.load(self.b.gep(self.args_ptr, [self.i64(word)]))
+                record = self.b.inttoptr(raw, self.i64.as_pointer())
+                fields = [self.b.load(self.b.gep(record, [self.i64(k)])) for k in (0, 2, 3)]
+                data = self.b.inttoptr(fields[0], self.ir.IntType(8).as_pointer())
+                shape_ptr, stride_ptr = (
+                    self.b.inttoptr(f, self.i64.as_pointer()) for f in fields[1:]
+                )
+                shape = [self.b.load(self.b.gep(shape_ptr, [self.i64(k)])) for k in range(rank)]
+                strides = [self.b.load(self.b.gep(stride_ptr, [self.i64(k)])) for k in range(rank)]
+                if self.contiguous:  # row-major: strides from the shape, not memory
+                    strides = [self.i64(8)]
+                    for dim in reversed(shape[1:]):
+                        strides.insert(0, self.b.mul(strides[0], dim))
+                self.arrays[id(arg)] = (data, shape, strides)
+                word += 1
+            else:
+                if py != "unused":
+                    raw = self.b.load(self.b.gep(self.args_ptr, [self.i64(word)]))
+                    self.values[id(arg)] = raw if py == "int" else self.b.bitcast(raw, self.f64)
+                word += 1
+        self.block(self.func.entry)
+        if not self.b.block.is_terminated:
+            self.finish(OK)
+
+    def finish(self, code: int) -> None:
+        self.b.store(self.b.load(self.flags), self.b.gep(self.out, [self.i64(4)]))
+        self.b.ret(self.i32(code))
+
+    def fail(self, cond: Any, code: int, info: list[Any]) -> None:
+        """If `cond`: write `info` to out[1..] and return `code`."""
+        with self.b.if_then(cond, likely=False):
+            for k, v in enumerate(info):
+                self.b.store(v, self.b.gep(self.out, [self.i64(1 + k)]))
+            self.finish(code)
+
+    def block(self, block: Any) -> None:
+        for op in block.ops:
+            if self.b.block.is_terminated:  # after break/continue/return: dead code
+                self.b.position_at_end(self.fn.append_basic_block("dead"))
+            getattr(self, "op_" + op.name.split(".", 1)[1])(op)
+
+    def v(self, value: Any) -> Any:
+        return self.values[id(value)]
+
+    def put(self, op: Any, value: Any, tag: Any = None) -> None:
+        self.values[id(op.results[0])] = value
+        if tag is not None:
+            self.tags[id(op.results[0])] = tag
+
+    def tag(self, value: Any) -> Any:
+        """i1: whether this double is an np.float64 (a "fnum" carries it at run time)."""
+        owner = getattr(value, "owner", None)
+        py = getattr(owner, "attributes", {}).get("py")
+        if py == "fnum":
+            return self.tags[id(value)]
+        return self.i1(1 if py == "f64" else 0)
+
+    def slot(self, name: str, t: Any) -> Any:
+        if name not in self.slots:
+            self.slots[name] = self.alloca(t, name)
+        return self.slots[name]
+
+    def alloca(self, t: Any, name: str) -> Any:
+        """A stack slot in the entry block (mem2reg makes it a register); every slot
+        is made before any other code (`allocate`), so the builder never moves."""
+        if self.b.block is not self.entry or self.b.block.is_terminated:
+            _bad(f"slot {name} made after the entry block")
+        return self.b.alloca(t, name=name)
+
+    def allocate(self) -> None:
+        """Every local slot and every loop counter, up front."""
+        for op in self.func.walk():
+            if op.name == "loops.set":
+                t = op.operands[0].type
+            elif op.name == "loops.get":
+                t = op.results[0].type
+                if op.attributes.get("py") == "fnum":
+                    self.slot(op.attributes["slot"] + "$tag", self.i1)
+            elif op.name == "loops.for":
+                self.counters[id(op)] = self.alloca(self.i64, "it")
+                self.slot(op.attributes["slot"], self.i64)
+                continue
+            else:
+                continue
+            self.slot(op.attributes["slot"], self.ty(t))
+
+    # -- arrays ----------------------------------------------------------------------
+    def op_dim(self, op: Any) -> None:
+        self.put(op, self.arrays[id(op.operands[0])][1][op.attributes["axis"]])
+
+    def address(self, op: Any, array: Any, indices: list[Any]) -> Any:
+        data, shape, strides = self.arrays[id(array)]
+        b_, offset = self.b, self.i64(0)
+        names = op.attributes.get("axes") or range(len(indices))  # what IndexError names
+        for axis, index in enumerate(indices):
+            i = self.v(index)
+            n = shape[axis]
+            wrapped = b_.select(b_.icmp_signed("<", i, self.i64(0)), b_.add(i, n), i)
+            out = b_.icmp_unsigned(">=", wrapped, n)  # negative after wrapping: huge unsigned
+            self.fail(out, INDEX_ERROR, [i, self.i64(names[axis]), n])
+            offset = b_.add(offset, b_.mul(wrapped, strides[axis]))
+        elem = self.f64 if array.type.element.kind == "f64" else self.i64
+        return b_.bitcast(b_.gep(data, [offset]), elem.as_pointer())
+
+    def op_load(self, op: Any) -> None:
+        self.put(op, self.b.load(self.address(op, op.operands[0], op.operands[1:]), align=1))
+
+    def op_store(self, op: Any) -> None:
+        ptr = self.address(op, op.operands[0], op.operands[2:])
+        self.b.store(self.v(op.operands[1]), ptr, align=1)
+
+    # -- control flow ----------------------------------------------------------------
+    def op_for(self, op: Any) -> None:
+        b_, step = self.b, op.attributes["step"]
+        lo, hi = self.v(op.operands[0]), self.v(op.operands[1])
+        counter = self.counters[id(op)]  # Python's hidden iterator, not the slot
+        b_.store(lo, counter)
+        cond, body, inc, done = (
+            self.fn.append_basic_block(n) for n in ("for_cond", "for_body", "for_inc", "for_end")
+        )
+        b_.branch(cond)
+        b_.position_at_end(cond)
+        it = b_.load(counter)
+        b_.cbranch(b_.icmp_signed("<" if step > 0 else ">", it, hi), body, done)
+        b_.position_at_end(body)
+        b_.store(it, self.slot(op.attributes["slot"], self.i64))
+        self.loop_stack.append((inc, done))
+        self.block(op.regions[0].block)
+        self.loop_stack.pop()
+        if not b_.block.is_terminated:
+            b_.branch(inc)
+        b_.position_at_end(inc)
+        b_.store(b_.add(b_.load(counter), self.i64(step)), counter)
+        b_.branch(cond)
+        b_.position_at_end(done)
+
+    def op_while(self, op: Any) -> None:
+        b_ = self.b
+        cond, body, done = (
+            self.fn.append_basic_block(n) for n in ("while_cond", "while_body", "while_end")
+        )
+        b_.branch(cond)
+        b_.position_at_end(cond)
+        b_.cbranch(self.region_value(op.regions[0]), body, done)
+        b_.position_at_end(body)
+        self.loop_stack.append((cond, done))
+        self.block(op.regions[1].block)
+        self.loop_stack.pop()
+        if not b_.block.is_terminated:
+            b_.branch(cond)
+        b_.position_at_end(done)
+
+    def op_if(self, op: Any) -> None:
+        b_ = self.b
+        then, orelse, done = (self.fn.append_basic_block(n) for n in ("then", "else", "endif"))
+        b_.cbranch(self.v(op.operands[0]), then, orelse)
+        for bb, region in ((then, op.regions[0]), (orelse, op.regions[1])):
+            b_.position_at_end(bb)
+            self.block(region.block)
+            if not b_.block.is_terminated:
+                b_.branch(done)
+        b_.position_at_end(done)
+
+    def op_break(self, op: Any) -> None:
+        self.b.branch(self.loop_stack[-1][1])
+
+    def op_continue(self, op: Any) -> None:
+        self.b.branch(self.loop_stack[-1][0])
+
+    def op_return(self, op: Any) -> None:
+        if op.operands:
+            value = self.v(op.operands[0])
+            if value.type == self.f64:
+                value = self.b.bitcast(value, self.i64)
+            elif value.type == self.i1:
+                value = self.b.zext(value, self.i64)
+            self.b.store(value, self.b.gep(self.out, [self.i64(0)]))
+            if op.operands[0].owner.attributes.get("py") == "fnum":  # out[1]: np.float64?
+                tag = self.b.zext(self.tag(op.operands[0]), self.i64)
+                self.b.store(tag, self.b.gep(self.out, [self.i64(1)]))
+        self.finish(OK)
+
+    def op_yield(self, op: Any) -> None:  # handled by region_value
+        _bad("yield outside a condition")
+
+
+__all__ = ["INDEX_ERROR", "OK", "Emitter"]

@@ -1,0 +1,253 @@
+"""`ppy check`: the project's files typed by the compiler's front end and the same
+plugin hooks, and what contradicts itself reported with a code.
+
+Per module the findings are cached under the module's compile key (its source, its
+project files, options and the fingerprints of its plugins), so an unchanged file is
+not typed again; `strict` is part of that key because it is a `[tool.ppy]` option.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ppy_core.diagnostics import Diagnostic, Error, Location
+
+SKIPPED_DIRS = frozenset({".venv", "venv", "build", "dist", "node_modules", "__pycache__"})
+FORMAT = 1  # of a cached entry; bump when findings change shape or the checker's rules do
+
+
+@dataclass(slots=True)
+class CheckReport:
+    findings: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    def as_json(self) -> str:
+        rows = [
+            {
+                "path": f.location.path if f.location else "",
+                "line": f.location.line if f.location else 0,
+                "column": f.location.column if f.location else 0,
+                "severity": f.severity,
+                "code": f.code,
+                "message": f.message,
+                "hint": f.hint,
+            }
+            for f in self.findings
+        ]
+        summary = {"files": self.files, "errors": self.errors, "seconds": round(self.seconds, 4)}
+        return json.dumps({"findings": rows, **summary}, indent=2)
+
+
+def source_files(paths: Iterable[str]) -> Iterator[Path]:
+    """The `.py` and `.ppy` files under `paths`, skipping venvs, builds and hidden folders."""
+    for given in paths:
+        path = Path(given)
+        if path.is_file():
+            yield path.resolve()
+            continue
+        if not path.is_dir():
+            raise Error(
+                f"{given}: no such file or folder", code="E0001", hint="give files or folders"
+            )
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith((".py", ".ppy")):
+                    yield (Path(folder) / name).resolve()
+
+
+def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
+    """Check every source file under `paths`; `strict` overrides `[tool.ppy] strict`."""
+    start = time.perf_counter()
+    report = CheckReport()
+    for path in source_files(paths):
+        findings, hit = check_file(path, strict=strict)
+        report.files += 1
+        report.cached += hit
+        report.findings.extend(findings)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnostic], bool]:
+    """The findings of one file, and whether they came from the cache."""
+    from ppy_core.cache.module_key import module_key
+    from ppy_core.project.config import load_config
+
+    try:
+        config = load_config(path)
+        if strict is not None and strict != config.strict:
+            config = dataclasses.replace(config, strict=strict)
+        key = module_key(path, config, typing_only=True)
+    except Error as exc:
+        return [exc.diagnostic], False
+    entry = _entry(key.key)
+    if entry is not None and entry.is_file():
+        try:
+            return [_diagnostic(row) for row in json.loads(entry.read_text())], True
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged entry: check again
+    findings = _check(key)
+    if entry is not None:
+        _publish(entry, json.dumps([_row(d) for d in findings]))
+    return findings, False
+
+
+def _check(key: object) -> list[Diagnostic]:
+    from ppy_core.compiler.check.typer import CheckTyper
+    from ppy_core.compiler.check.walker import FunctionCheck
+    from ppy_core.compiler.frontend.classes import module_classes
+    from ppy_core.compiler.frontend.oracle import Oracle
+    from ppy_core.compiler.frontend.typer import single_assignments
+    from ppy_core.interface.hooks import HookCaller
+    from ppy_core.interface.plugin import ModuleContext
+    from ppy_core.ir.types import OpaqueType, Type
+
+    path: Path = key.path  # type: ignore[attr-defined]
+    try:
+        tree = ast.parse(key.source, filename=str(path))  # type: ignore[attr-defined]
+    except SyntaxError as exc:
+        where = Location(str(path), exc.lineno or 0, exc.offset or 0)
+        return [Diagnostic("E0002", f"syntax error: {exc.msg}", "fix the syntax", where)]
+    activation, config = key.activation, key.config  # type: ignore[attr-defined]
+    relayed: list[Diagnostic] = list(activation.diagnostics)
+    claimants = set(activation.claims.values())
+    plugins = [p for p in activation.plugins if p.name in claimants]
+    hooks = HookCaller(
+        plugins,
+        report=relayed.append,
+        claims=activation.claims,
+        options={p.name: config.plugin(p.name).options for p in plugins},
+    )
+    oracle = Oracle(hooks)
+    imports = dict(key.scope.imports) if key.scope else {}  # type: ignore[attr-defined]
+    module = path.stem
+    module_ctx = ModuleContext(str(path), module, imports, report=hooks.relay)
+    classes, class_types = module_classes(oracle, tree, module_ctx)
+
+    def claimed(qualname: str) -> str | None:
+        return activation.claims.get(qualname.partition(".")[0])
+
+    functions = {
+        n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    findings: list[Diagnostic] = []
+    module_globals: dict[str, Type] = {}
+    for node, owner in _functions(tree):
+        typer = CheckTyper(
+            oracle,
+            imports,
+            str(path),
+            local_names=classes,
+            local_types=class_types,
+            classes=classes,
+            functions=functions,
+        )
+        typer.globals.update(module_globals)
+        if owner is not None and isinstance(node, ast.FunctionDef) and node.args.args:
+            first = node.args.args[0]
+            if first.annotation is None and not _is_static(node):
+                typer.env[first.arg] = OpaqueType(f"{module}.{owner}")
+        check = FunctionCheck(typer, node, config.strict, claimed)
+        findings.extend(check.run())
+        if node is tree:  # the module body runs first: names it binds once are globals
+            once = single_assignments(tree)
+            module_globals = {n: t for n, t in typer.env.items() if n in once}
+    return _unique([*relayed, *findings])
+
+
+def _functions(
+    tree: ast.Module,
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module, str | None]]:
+    yield tree, None
+    stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
+    while stack:
+        parent, owner = stack.pop()
+        for node in ast.iter_child_nodes(parent):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield node, owner
+                stack.append((node, None))
+            elif isinstance(node, ast.ClassDef):
+                stack.append((node, node.name))
+            elif isinstance(node, ast.stmt):
+                stack.append((node, owner))
+
+
+def _is_static(node: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _unique(findings: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for f in sorted(findings, key=lambda d: (_where(d), d.code)):
+        key = (f.code, str(f.location), f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _where(d: Diagnostic) -> tuple[str, int, int]:
+    loc = d.location
+    return (loc.path, loc.line, loc.column) if loc else ("", 0, 0)
+
+
+def _entry(key: str) -> Path | None:
+    from ppy_core.cache.root import cache_root
+
+    try:
+        folder = cache_root() / "check"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return folder / f"{key}-{FORMAT}.json"
+
+
+def _publish(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _row(d: Diagnostic) -> dict[str, object]:
+    loc = d.location
+    where = [loc.path, loc.line, loc.column] if loc else None
+    return {
+        "code": d.code,
+        "message": d.message,
+        "hint": d.hint,
+        "severity": d.severity,
+        "where": where,
+    }
+
+
+def _diagnostic(row: dict[str, object]) -> Diagnostic:
+    where = row["where"]
+    location = Location(*where) if isinstance(where, list) else None  # type: ignore[arg-type]
+    return Diagnostic(
+        str(row["code"]),
+        str(row["message"]),
+        str(row["hint"]),
+        location,
+        severity=row["severity"],  # type: ignore[arg-type]
+    )
+
+
+__all__ = ["CheckReport", "check_paths", "check_file", "source_files"]

@@ -1,0 +1,492 @@
+"""Typed loops: a function of scalar loops over arrays, built into the `loops` dialect.
+
+A function qualifies when every parameter is annotated `int`, `float` or as an
+array the plugins type (NumPy: float64/int64, its rank read from its indexing),
+and every statement is one this module builds: `for ... in range(...)`, `while`,
+`if`, assignments to locals and to array elements, augmented assignments,
+`break`/`continue`/`return`/`pass`. Anything else keeps the whole function Python
+and the refusal names the statement (`ppy explain`).
+
+Python's meaning is kept exactly: every value carries its Python type (`py`, see
+the dialect), a local has one type on every path, a local is read only where it is
+definitely assigned, and Python int arithmetic is compiled only where its range is
+proven to fit 64 bits (ints from parameters and shapes are guarded below 2**32 at
+run time; the bound of every expression is propagated; a bound that keeps growing
+through a loop, such as an accumulator, refuses the function).
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from typing import Any
+
+from ppy_core.compiler.frontend.loops_expr import (
+    _BINOPS,
+    _ELEMENT_KIND,
+    _FLOATS,
+    ARG_BOUND,
+    INT_LIMIT,
+    LoopExpressions,
+    Param,
+    Refused,
+    Typed,
+    _shape_axis,
+    ir_type,
+    subscript_chain,
+)
+from ppy_core.ir.core import Block, Operation, Region, Value
+from ppy_core.ir.dialects import loops as L
+from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
+from ppy_core.ir.types import ScalarType, TensorType
+
+log = logging.getLogger(__name__)
+
+
+class LoopsBuilder(LoopExpressions):
+    """Builds one function's loops IR, or raises Refused."""
+
+    def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
+        self.func, self.typer, self.library = func, typer, library
+        self.local_names = {a.arg for a in func.args.args} | {
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        self.bounds: dict[str, int] = {}  # int slot -> proven bound, grown to a fixpoint
+        self.tagged: set[str] = set()  # slots holding a float or an np.float64 ("fnum")
+        self.rerun = False
+        self.grown: dict[str, ast.AST] = {}
+        self.caps: dict[str, int] = {}  # while-loop counters' proven bounds
+        self.compared: dict[int, Typed] = {}  # a Compare's first right operand, as typed
+
+    # -- parameters --------------------------------------------------------------
+    def params(self) -> list[Param]:
+        args = self.func.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise Refused(self.func, "only plain positional parameters compile")
+        ranks = self._ranks()
+        out = []
+        for arg in args.args:
+            name = self.typer.qualname(arg.annotation) if arg.annotation is not None else None
+            if name == "builtins.int":
+                out.append(Param(arg.arg, "int"))
+                continue
+            if name == "builtins.float":
+                out.append(Param(arg.arg, "float"))
+                continue
+            t = self.typer.annotation(arg.annotation)
+            if isinstance(t, TensorType) and t.library and self.library in ("", t.library):
+                self.library = t.library
+                if t.element.kind not in _ELEMENT_KIND:
+                    raise Refused(arg, f"`{arg.arg}`: only float64 and int64 elements compile")
+                if not any(
+                    isinstance(n, ast.Name) and n.id == arg.arg for n in ast.walk(self.func)
+                ):
+                    out.append(Param(arg.arg, "unused"))  # Python ignores it: so do we
+                    continue
+                rank = ranks.get(arg.arg) or self._shape_rank(arg.arg)
+                if rank not in (1, 2):
+                    raise Refused(arg, f"`{arg.arg}` is not indexed as a 1-D or 2-D array")
+                if t.shape is not None and len(t.shape) != rank:
+                    raise Refused(arg, f"`{arg.arg}` is indexed with {rank} indices")
+                out.append(
+                    Param(arg.arg, "array", TensorType(t.element, (None,) * rank, t.library))
+                )
+                continue
+            raise Refused(arg, f"parameter `{arg.arg}` is not an int, float or typed array")
+        return out
+
+    def _shape_rank(self, name: str) -> int:
+        """The rank of an array used only through `len` / `.shape[k]`: the least that
+        has those axes (the guard checks it; another rank runs Python)."""
+        axes = [0]
+        for node in ast.walk(self.func):
+            found = _shape_axis(node)
+            if found and isinstance(found[0], ast.Name) and found[0].id == name:
+                axes.append(found[1])
+        return max(axes) + 1
+
+    def _ranks(self) -> dict[str, int]:
+        ranks: dict[str, int] = {}
+        inner = {id(n.value) for n in ast.walk(self.func) if isinstance(n, ast.Subscript)}
+        for node in ast.walk(self.func):
+            if isinstance(node, ast.Subscript) and id(node) not in inner:
+                base, levels = subscript_chain(node)  # `a[i][j]` indexes a twice
+                if not isinstance(base, ast.Name):
+                    continue
+                n = sum(len(level) for level in levels)
+                if ranks.setdefault(base.id, n) != n:
+                    raise Refused(
+                        node,
+                        f"`{base.id}` is indexed with {n} and {ranks[base.id]} indices",
+                    )
+        return ranks
+
+    # -- the build, repeated until the int bounds stop growing -----------------------
+    def build(self) -> FuncOp:
+        params = self.params()
+        for _ in range(8):  # a bound still growing after this grows with each iteration
+            before = dict(self.bounds)
+            self.rerun, self.grown = False, {}
+            func = self._build_once(params)
+            if self.bounds == before and not self.rerun:
+                return func
+        name, node = next(iter(self.grown.items()), ("", self.func))
+        raise Refused(
+            node,
+            f"line {getattr(node, 'lineno', 0)}: the int `{name}` grows with every iteration "
+            "(Python's ints do not overflow; a machine int would)",
+            "E1061",
+        )
+
+    def _build_once(self, params: list[Param]) -> FuncOp:
+        self.arrays = {p.name: p for p in params if p.kind == "array"}
+        self.kinds: dict[str, str] = {}
+        self.result: str | None = None
+        self.writes: set[str] = set()
+        types = [p.tensor if p.tensor is not None else ir_type(p.kind) for p in params]
+        # an unused parameter is passed to nothing: its type is never guarded
+        func = FuncOp.build(self.func.name, types, [], [p.name for p in params])
+        self.block = func.entry
+        self.args = dict(zip([p.name for p in params], func.entry.args, strict=True))
+        assigned: set[str] = set()
+        for p in params:
+            if p.kind in ("int", "float"):
+                bound = ARG_BOUND if p.kind == "int" else 0
+                self._assign(p.name, Typed(self.args[p.name], p.kind, bound), self.func, assigned)
+        body = [s for s in self.func.body if not _docstring(s)]
+        falls = self.statements(body, assigned, loop=False)
+        if falls and self.result not in (None, "none"):
+            raise Refused(self.func.body[-1], "the function can end without a return value")
+        self.block = func.entry
+        self.emit(ReturnOp, [])  # falling off the end: Python's None
+        func.attributes["py_args"] = tuple(p.kind for p in params)
+        func.attributes["py_result"] = self.result or "none"
+        func.attributes["writes"] = tuple(sorted(self.writes))
+        return func
+
+    def emit(
+        self,
+        cls: type[Operation],
+        operands: list[Value],
+        result: ScalarType | None = None,
+        regions: list[Region] = (),
+        **attributes: Any,
+    ) -> Operation:  # type: ignore[assignment]
+        op = cls(operands, [result] if result is not None else [], attributes, list(regions))
+        self.block.append(op)
+        return op
+
+    def region(self, fill: Any) -> Region:
+        outer, self.block = self.block, Block()
+        try:
+            fill()
+            return Region([self.block])
+        finally:
+            self.block = outer
+
+    # -- statements --------------------------------------------------------------
+    def statements(self, body: list[ast.stmt], assigned: set[str], loop: bool) -> bool:
+        """Build `body`; whether control can fall off its end."""
+        return all(self.statement(stmt, assigned, loop) for stmt in body)
+
+    def statement(self, stmt: ast.stmt, assigned: set[str], loop: bool) -> bool:
+        if isinstance(stmt, ast.Pass):
+            return True
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            self._store(stmt.targets[0], self.expr(stmt.value, assigned), stmt, assigned)
+            return True
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
+            self._store(stmt.target, self.expr(stmt.value, assigned), stmt, assigned)
+            return True
+        if isinstance(stmt, ast.AugAssign) and type(stmt.op) in _BINOPS:
+            load = ast.copy_location(_as_load(stmt.target), stmt.target)
+            value = ast.copy_location(ast.BinOp(load, stmt.op, stmt.value), stmt)
+            self._store(stmt.target, self.expr(value, assigned), stmt, assigned)
+            return True
+        if isinstance(stmt, ast.For) and not stmt.orelse:
+            return self._for(stmt, assigned)
+        if isinstance(stmt, ast.While) and not stmt.orelse:
+            cond = self.region(
+                lambda: self.emit(L.YieldOp, [self.condition(stmt.test, assigned).value])
+            )
+            inner = set(assigned)
+            cap = self._counter_cap(stmt)
+            if cap is not None:
+                self.caps[cap[0]] = cap[1]
+            try:
+                body = self.region(lambda: self.statements(stmt.body, inner, loop=True))
+            finally:
+                if cap is not None:
+                    del self.caps[cap[0]]
+            self.emit(L.WhileOp, [], regions=[cond, body])
+            return True
+        if isinstance(stmt, ast.If):
+            c = self.condition(stmt.test, assigned)
+            a, b = set(assigned), set(assigned)
+            fa = fb = True
+
+            def then() -> None:
+                nonlocal fa
+                fa = self.statements(stmt.body, a, loop)
+
+            def orelse() -> None:
+                nonlocal fb
+                fb = self.statements(stmt.orelse, b, loop)
+
+            self.emit(L.IfOp, [c.value], regions=[self.region(then), self.region(orelse)])
+            # what is assigned after: on every branch that falls through
+            live = [s for s, f in ((a, fa), (b, fb)) if f]
+            assigned |= set.intersection(*live) if live else set()
+            return fa or fb
+        if isinstance(stmt, ast.Break | ast.Continue):
+            if not loop:
+                raise Refused(stmt, "break/continue outside a loop")
+            self.emit(L.BreakOp if isinstance(stmt, ast.Break) else L.ContinueOp, [])
+            return False
+        if isinstance(stmt, ast.Return):
+            self._return(stmt, assigned)
+            return False
+        what = ast.unparse(stmt).splitlines()[0]
+        raise Refused(stmt, f"line {stmt.lineno}: `{what}` is not a typed-loop statement")
+
+    def _for(self, stmt: ast.For, assigned: set[str]) -> bool:
+        it = stmt.iter
+        if not (
+            isinstance(stmt.target, ast.Name)
+            and isinstance(it, ast.Call)
+            and self._builtin(it.func) == "range"
+            and 1 <= len(it.args) <= 3
+            and not it.keywords
+        ):
+            raise Refused(stmt, f"line {stmt.lineno}: only `for name in range(...)` loops compile")
+        args = [self.integer(a, assigned) for a in it.args]
+        lo = args[0] if len(args) > 1 else self.const(0, "int")
+        hi = args[1] if len(args) > 1 else args[0]
+        step = 1
+        if len(it.args) == 3:
+            s = it.args[2]
+            value = (
+                -s.operand.value
+                if isinstance(s, ast.UnaryOp)
+                and isinstance(s.op, ast.USub)
+                and isinstance(s.operand, ast.Constant)
+                else getattr(s, "value", None)
+            )
+            if type(value) is not int or value == 0:
+                raise Refused(
+                    stmt, f"line {stmt.lineno}: a range step must be a nonzero int constant"
+                )
+            step = value
+        name = stmt.target.id
+        if name in self.arrays:
+            raise Refused(stmt, f"line {stmt.lineno}: array parameter `{name}` is rebound")
+        self._slot(name, "int", max(lo.bound, hi.bound), stmt)
+        inner = set(assigned) | {name}
+        body = self.region(lambda: self.statements(stmt.body, inner, loop=True))
+        self.emit(L.ForOp, [lo.value, hi.value], regions=[body], slot=name, step=step)
+        return True
+
+    def _return(self, stmt: ast.Return, assigned: set[str]) -> None:
+        if stmt.value is None or (
+            isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+        ):
+            py, operands = "none", []
+        else:
+            t = self.expr(stmt.value, assigned)
+            py, operands = t.py, [t.value]
+        if self.result is not None and self.result != py:
+            raise Refused(
+                stmt, f"line {stmt.lineno}: returns a {py} here and a {self.result} elsewhere"
+            )
+        self.result = py
+        self.emit(L.ReturnOp, operands)
+
+    def _store(self, target: ast.expr, value: Typed, stmt: ast.stmt, assigned: set[str]) -> None:
+        if isinstance(target, ast.Name):
+            self._assign(target.id, value, stmt, assigned)
+            return
+        if isinstance(target, ast.Subscript):
+            array, indices, axes = self._element(target, assigned)
+            kind = _ELEMENT_KIND[array.tensor.element.kind]  # type: ignore[union-attr]
+            if kind == "f64" and value.py in ("int", "i64"):
+                value = self.cast(value, "float")
+            elif kind == "i64" and value.py not in ("int", "i64"):
+                raise Refused(stmt, f"line {stmt.lineno}: stores a {value.py} into an int64 array")
+            elif kind == "f64" and value.py == "bool":
+                raise Refused(stmt, f"line {stmt.lineno}: stores a bool into a float64 array")
+            self.writes.add(array.name)
+            self.emit(L.StoreOp, [self.args[array.name], value.value, *indices], axes=axes)
+            return
+        raise Refused(stmt, f"line {stmt.lineno}: assigns to `{ast.unparse(target)}`")
+
+    def _assign(self, name: str, value: Typed, node: ast.AST, assigned: set[str]) -> None:
+        if name in self.arrays:
+            raise Refused(
+                node, f"line {getattr(node, 'lineno', 0)}: array parameter `{name}` is rebound"
+            )
+        self._slot(name, value.py, value.bound, node)
+        if name in self.tagged and value.py != "fnum":
+            value = self.cast(self.cast(value, "float") if value.py == "int" else value, "fnum")
+        self.emit(L.SetOp, [value.value], slot=name)
+        assigned.add(name)
+
+    def _counter_cap(self, stmt: ast.While) -> tuple[str, int] | None:
+        """`while k < limit:` whose body only ever adds positive constants to the int k
+        (never inside a nested loop): k stays within its bound at entry below and
+        limit + those constants above, so the body's `k += 1` needs no growing bound."""
+        # `k < limit`, alone or as one term of an `and` (the loop runs only if all hold)
+        terms = stmt.test.values if isinstance(stmt.test, ast.BoolOp) else [stmt.test]
+        if isinstance(stmt.test, ast.BoolOp) and not isinstance(stmt.test.op, ast.And):
+            return None
+        test = next(
+            (
+                t
+                for t in terms
+                if isinstance(t, ast.Compare)
+                and len(t.ops) == 1
+                and isinstance(t.ops[0], ast.Lt | ast.LtE)
+                and isinstance(t.left, ast.Name)
+                and self.kinds.get(t.left.id) == "int"
+                and id(t) in self.compared
+            ),
+            None,
+        )
+        if test is None:
+            return None
+        name, limit = test.left.id, self.compared[id(test)]
+        if limit.py != "int":
+            return None
+        total = 0
+        for node in (n for s in stmt.body for n in ast.walk(s)):
+            if isinstance(node, ast.For | ast.While) and name in _stored(node):
+                return None
+            step = _increment(node, name)
+            if step is not None:
+                total += step
+            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and name in _stored(
+                node
+            ):
+                return None
+        return name, limit.bound + total
+
+    def _slot(self, name: str, py: str, bound: int, node: ast.AST) -> None:
+        if name in self.tagged:
+            py = "fnum"
+        known = self.kinds.setdefault(name, py)
+        if known != py and {known, py} <= _FLOATS:
+            # a float here, an np.float64 there: one tagged slot (the build reruns)
+            self.tagged.add(name)
+            self.rerun = True
+            return
+        if known != py:
+            raise Refused(
+                node,
+                f"line {getattr(node, 'lineno', 0)}: `{name}` is a {known} and a {py}: "
+                "its Python type would depend on the path taken",
+                "E1062",
+            )
+        if py == "int":
+            if name in self.caps:  # a counter of `while name < limit` (`_counter_cap`)
+                bound = self.caps[name]  # every value it takes in the body: no fixpoint climb
+            grown = max(self.bounds.get(name, 0), bound)
+            if grown > self.bounds.get(name, 0):
+                self.grown.setdefault(name, node)
+            if grown >= INT_LIMIT:
+                raise Refused(
+                    node,
+                    f"line {getattr(node, 'lineno', 0)}: `{name}` is an int not proven "
+                    "to fit 64 bits",
+                    "E1061",
+                )
+            self.bounds[name] = grown
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _increment(node: ast.AST, name: str) -> int | None:
+    """c for `name += c` / `name = name + c` with c a positive int constant."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+        target, value = node.target, node.value
+    elif (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.value, ast.BinOp)
+        and isinstance(node.value.op, ast.Add)
+        and isinstance(node.value.left, ast.Name)
+        and node.value.left.id == name
+    ):
+        target, value = node.targets[0], node.value.right
+    else:
+        return None
+    if not (isinstance(target, ast.Name) and target.id == name):
+        return None
+    if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
+        return value.value
+    return None
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _as_load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Load())
+    if isinstance(target, ast.Subscript):
+        return ast.Subscript(target.value, target.slice, ast.Load())
+    return target
+
+
+def build_loops(func: ast.FunctionDef, typer: Any) -> FuncOp:
+    """The function as loops IR (verified), or Refused naming what stopped it."""
+    builder = LoopsBuilder(func, typer)
+    out = builder.build()
+    out.attributes["library"] = builder.library
+    from ppy_core.ir.core import verify
+
+    verify(out)
+    return out
+
+
+def offer_loops(finder: Any, func: ast.FunctionDef, typer: Any) -> bool:
+    """The site finder's hook: a function with a loop whose whole body compiles as
+    typed loops becomes one function site (for the first backend that lowers it);
+    one that does not gets a remark naming the statement that stopped it."""
+    from ppy_core.compiler.frontend.sites import FunctionSite
+    from ppy_core.interface.specs import GraphRegionSpec
+
+    if not any(isinstance(n, ast.For | ast.While) for n in ast.walk(func)):
+        return False
+    try:
+        graph = build_loops(func, typer)
+    except Refused as exc:
+        finder.remark(
+            func.name, exc.node, f"typed loops: stays Python: {exc.message}  [{exc.code}]"
+        )
+        return False
+    except Exception as exc:  # a builder bug must cost this function only, never the module
+        log.debug("typed loops: %s failed", func.name, exc_info=True)
+        finder.remark(
+            func.name, func, f"typed loops: stays Python: {type(exc).__name__}: {exc}  [E1060]"
+        )
+        return False
+    effects = frozenset(
+        {"ReadMemory", "WriteMemory"} if graph.attributes["writes"] else {"ReadMemory"}
+    )
+    site_id = finder.next_id(func.name)
+    # backend "": the driver hands it to the first enabled backend that lowers it
+    finder.found.function_sites.append(
+        FunctionSite(site_id, func.name, func, GraphRegionSpec("", graph, effects))
+    )
+    return True
+
+
+__all__ = ["Refused", "build_loops", "ARG_BOUND"]

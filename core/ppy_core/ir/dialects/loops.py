@@ -1,0 +1,271 @@
+"""The loops dialect: a typed Python function of scalar loops over arrays.
+
+Structured control flow (`loops.for`, `loops.while`, `loops.if`, `break`,
+`continue`, `return`), scalar ops with Python's meaning, and element loads and
+stores whose bounds checks and effects are explicit. Locals live in named slots
+(`loops.get` / `loops.set`): a slot is SSA-free, so loop-carried values need no
+block arguments and a backend turns slots into registers (LLVM's mem2reg).
+
+Every scalar value carries `py`, the Python type it stands for, because the same
+bits mean different things: "int" (a Python int proven to fit 64 bits), "float"
+(a Python float), "bool", "f64" (`np.float64`), "i64" (`np.int64`, wrapping), "fnum" (float or
+np.float64, tagged at run time).
+The function's `func.func` carries `py_args` and `py_result` the same way.
+
+    %i = loops.get {name = "i"} : () -> i64
+    %x = loops.load %a, %i : (tensor<?xf64, "numpy">, i64) -> f64   (IndexError if out)
+    %y = loops.binop %x, %c {op = "mul", py = "f64"} : (f64, f64) -> f64
+    loops.store %b, %y, %i : (tensor<?xf64, "numpy">, f64, i64) -> ()
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from ppy_core.ir.core import Dialect, Operation, attribute, operand, region, result
+from ppy_core.ir.types import ScalarType, TensorType
+
+#: "fnum": a float or an np.float64, which one known only at run time (a local
+#: `s = 0.0` that becomes `s += a[i]`): a backend carries a tag beside the double
+PY_KINDS: Final = ("int", "float", "bool", "f64", "i64", "fnum")
+#: binary ops; which `py` kinds each takes is the front end's business (Python's)
+BINOPS: Final = (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "lshift",
+    "rshift",
+    "and",
+    "or",
+    "xor",
+)
+COMPARES: Final = ("lt", "le", "gt", "ge", "eq", "ne")
+#: functions whose bits equal Python's everywhere (IEEE correctly rounded, or exact)
+CALLS: Final = ("sqrt", "fabs", "abs", "min", "max", "copysign")
+
+
+class _Scalar(Operation):
+    """An op producing one scalar that stands for a Python value of kind `py`."""
+
+    def verify_extra(self) -> None:
+        py = self.attributes.get("py")
+        if py is not None and py not in PY_KINDS:
+            self.fail(f"unknown py kind {py!r}")
+
+
+class ConstOp(_Scalar):
+    """%c = loops.const {value = 2.0, py = "float"} : () -> f64"""
+
+    name: ClassVar[str] = "loops.const"
+    value = attribute((int, float, bool))
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class GetOp(_Scalar):
+    """Read local slot `name` (definitely assigned: the front end proved it)."""
+
+    name: ClassVar[str] = "loops.get"
+    slot = attribute(str)
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class SetOp(Operation):
+    """Write local slot `name`."""
+
+    name: ClassVar[str] = "loops.set"
+    slot = attribute(str)
+    value = operand(ScalarType)
+
+
+class BinOp(_Scalar):
+    """Python's binary operator `op` on kind `py` (both operands already that kind).
+    Raises where Python does: ZeroDivisionError for int and float division."""
+
+    name: ClassVar[str] = "loops.binop"
+    lhs = operand(ScalarType)
+    rhs = operand(ScalarType)
+    op = attribute(str, one_of=BINOPS)
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class CompareOp(Operation):
+    """%b = loops.compare %x, %y {op = "lt"} : (f64, f64) -> i1"""
+
+    name: ClassVar[str] = "loops.compare"
+    lhs = operand(ScalarType)
+    rhs = operand(ScalarType)
+    op = attribute(str, one_of=COMPARES)
+    out = result(ScalarType)
+
+
+class UnaryOp(_Scalar):
+    """neg (`-x`), not (`not b`), pos (`+x`), invert (`~n`)."""
+
+    name: ClassVar[str] = "loops.unary"
+    source = operand(ScalarType)
+    op = attribute(str, one_of=("neg", "not", "pos", "invert"))
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class CastOp(_Scalar):
+    """A conversion Python makes implicitly (int -> float) or explicitly
+    (`float(n)`, `int(a[i])`); `py` is the result's kind."""
+
+    name: ClassVar[str] = "loops.cast"
+    source = operand(ScalarType)
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class CallOp(_Scalar):
+    """A `math` or builtin function from CALLS (sqrt raises ValueError below 0)."""
+
+    name: ClassVar[str] = "loops.call"
+    args = operand(ScalarType, variadic=True)
+    fn = attribute(str, one_of=CALLS)
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+
+class ShortCircuitOp(Operation):
+    """`lhs and <region>` / `lhs or <region>` on booleans: the region (ending in
+    `loops.yield`) runs only when Python would evaluate the right side."""
+
+    name: ClassVar[str] = "loops.short_circuit"
+    lhs = operand(ScalarType)
+    op = attribute(str, one_of=("and", "or"))
+    rhs = region()
+    out = result(ScalarType)
+
+
+class DimOp(Operation):
+    """`a.shape[axis]` / `len(a)`: a Python int."""
+
+    name: ClassVar[str] = "loops.dim"
+    array = operand(TensorType)
+    axis = attribute(int)
+    out = result(ScalarType)
+
+
+class LoadOp(_Scalar):
+    """An element; each index is bounds-checked (negative ones wrap, as NumPy's):
+    out of range raises NumPy's IndexError. Result kind: the element's NumPy scalar."""
+
+    name: ClassVar[str] = "loops.load"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
+    array = operand(TensorType)
+    indices = operand(ScalarType, variadic=True)
+    py = attribute(str, one_of=PY_KINDS)
+    axes = attribute(tuple, optional=True)  # the axis each IndexError names (`a[i][j]`: 0, 0)
+    out = result(ScalarType)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        rank = self.operands[0].type.rank
+        if rank is not None and rank != len(self.operands) - 1:
+            self.fail(f"{len(self.operands) - 1} indices for an array of rank {rank}")
+
+
+class StoreOp(Operation):
+    """`a[i, j] = v`, bounds-checked as LoadOp; earlier stores stay visible."""
+
+    name: ClassVar[str] = "loops.store"
+    effects: ClassVar[frozenset[str]] = frozenset({"WriteMemory"})
+    array = operand(TensorType)
+    value = operand(ScalarType)
+    indices = operand(ScalarType, variadic=True)
+    axes = attribute(tuple, optional=True)
+
+
+class ForOp(Operation):
+    """`for <slot> in range(lo, hi, step)` (step a nonzero constant); the slot holds
+    each value in turn, as Python's loop variable."""
+
+    name: ClassVar[str] = "loops.for"
+    lo = operand(ScalarType)
+    hi = operand(ScalarType)
+    slot = attribute(str)
+    step = attribute(int)
+    body = region()
+
+
+class WhileOp(Operation):
+    """`while <cond>: <body>`; the cond region ends in `loops.yield %b`."""
+
+    name: ClassVar[str] = "loops.while"
+    cond = region()
+    body = region()
+
+
+class IfOp(Operation):
+    """`if %c: <then> else: <else>`."""
+
+    name: ClassVar[str] = "loops.if"
+    cond = operand(ScalarType)
+    then = region()
+    orelse = region()
+
+
+class YieldOp(Operation):
+    """The value of a condition or short-circuit region."""
+
+    name: ClassVar[str] = "loops.yield"
+    is_terminator: ClassVar[bool] = True
+    value = operand(ScalarType)
+
+
+class BreakOp(Operation):
+    name: ClassVar[str] = "loops.break"
+
+
+class ContinueOp(Operation):
+    name: ClassVar[str] = "loops.continue"
+
+
+class ReturnOp(Operation):
+    """Return the operand (none: Python's None)."""
+
+    name: ClassVar[str] = "loops.return"
+    values = operand(ScalarType, variadic=True)
+
+
+LOOPS: Final = Dialect(
+    "loops",
+    (
+        ConstOp,
+        GetOp,
+        SetOp,
+        BinOp,
+        CompareOp,
+        UnaryOp,
+        CastOp,
+        CallOp,
+        ShortCircuitOp,
+        DimOp,
+        LoadOp,
+        StoreOp,
+        ForOp,
+        WhileOp,
+        IfOp,
+        YieldOp,
+        BreakOp,
+        ContinueOp,
+        ReturnOp,
+    ),
+)
+
+
+def is_loops(func: object) -> bool:
+    """Whether a `func.func` is a loops function (its body holds loops ops)."""
+    attributes = getattr(func, "attributes", {})
+    return "py_result" in attributes and "py_args" in attributes
+
+
+__all__ = ["LOOPS", "PY_KINDS", "BINOPS", "COMPARES", "CALLS", "is_loops"]

@@ -1,0 +1,171 @@
+"""PPY_VERIFY=1: every call a site answers without falling back also runs the site's
+Python and the two answers are compared; a difference raises `ppy.VerifyError`.
+
+What "the same answer" means, for any library, without importing one (the runtime
+imports no library; arrays and tensors are read through the buffer protocol or
+their own methods):
+
+* the same type (`type(a) is type(b)`: a NumPy scalar is not a 0-d array);
+* for arrays and tensors: the same shape, dtype, device and `requires_grad`, and
+  the same bits (NaNs of any payload equal each other; -0.0 is not 0.0);
+* floats bit for bit, tuples and lists element by element, anything else by `==`;
+* the IEEE-flags rule: the floating-point warnings a call reports (NumPy's
+  "overflow encountered in multiply" under the current `np.errstate`) are the same
+  on both paths; the fast path's are re-emitted so the program sees them as usual;
+* if Python raises where the fast path answered, that is a difference too.
+
+Verified calls are counted per site (`ppy.stats()[site]["verified"]`).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import warnings
+
+TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+VERIFIED: dict[str, int] = {}
+_TENSOR_ATTRS = ("shape", "dtype", "device", "requires_grad")
+
+
+def recorded(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[Any, list[warnings.WarningMessage]]:
+    """`fn(*args, **kwargs)` and the warnings it raised (every one, not once per place);
+    if it raises, its warnings are reported as usual before the exception goes on."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # type: ignore[assignment]
+            warnings.simplefilter("always")
+            value = fn(*args, **kwargs)
+    except BaseException:
+        reemit(caught)
+        raise
+    return value, list(caught)
+
+
+def reemit(caught: list[warnings.WarningMessage]) -> None:
+    """Report recorded warnings again, under the program's own filters."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def _flags(caught: list[warnings.WarningMessage]) -> list[str]:
+    """The floating-point reports among `caught` (NumPy's are RuntimeWarnings)."""
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def check(
+    site_id: str,
+    fallback: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    result: Any,
+    caught: list[warnings.WarningMessage],
+) -> None:
+    """Run the Python path beside a fast call's `result` and raise VerifyError on any
+    difference; count the call as verified otherwise."""
+    try:
+        expected, python_caught = recorded(fallback, args, kwargs)
+    except Exception as exc:
+        problem: str | None = f"the fast path answered, Python raised {exc!r}"
+    else:
+        problem = compare(result, expected)
+        if problem is None and _flags(caught) != _flags(python_caught):
+            problem = (
+                f"floating-point warnings {_flags(caught)} != Python's {_flags(python_caught)}"
+            )
+    if problem:
+        from ppy_core.diagnostics import VerifyError
+
+        raise VerifyError(
+            f"site {site_id}: fast path and Python differ: {problem}",
+            hint="please report this: the fast path is wrong here",
+        )
+    VERIFIED[site_id] = VERIFIED.get(site_id, 0) + 1
+
+
+def compare(got: Any, want: Any) -> str | None:
+    """None if `got` is `want` bit for bit (NaNs of any payload equal), else where not."""
+    if type(got) is not type(want):
+        return f"type {type(got).__name__} != {type(want).__name__}"
+    if isinstance(got, float):
+        return None if _same_float(got, want) else f"{got!r} != {want!r}"
+    if isinstance(got, tuple | list):
+        if len(got) != len(want):
+            return f"length {len(got)} != {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            problem = compare(g, w)
+            if problem:
+                return f"[{i}]: {problem}"
+        return None
+    for attribute in _TENSOR_ATTRS:
+        g, w = getattr(got, attribute, None), getattr(want, attribute, None)
+        if str(g) != str(w):
+            return f"{attribute} {g} != {w}"
+    gview, wview = _buffer(got), _buffer(want)
+    if gview is not None and wview is not None:
+        return _compare_buffers(gview, wview)
+    if callable(getattr(got, "tolist", None)) and callable(getattr(want, "tolist", None)):
+        return compare(_listed(got), _listed(want))  # object arrays, other exotic dtypes
+    try:
+        same = bool(got == want)
+    except Exception:  # an `==` that does not answer a bool: only identity is safe
+        same = got is want
+    return None if same else f"{got!r} != {want!r}"
+
+
+def _listed(value: Any) -> list[Any]:
+    items = value.tolist()
+    return items if isinstance(items, list) else [items]
+
+
+def _buffer(value: Any) -> memoryview | None:
+    """The bytes of an array (the buffer protocol) or of a tensor's CPU copy; None for
+    what has neither (or holds object pointers, whose bytes say nothing)."""
+    if getattr(getattr(value, "dtype", None), "kind", "") == "O":
+        return None
+    try:
+        return memoryview(value)
+    except (TypeError, ValueError, BufferError):
+        pass
+    if not (callable(getattr(value, "detach", None)) and callable(getattr(value, "numpy", None))):
+        return None
+    tensor = value.detach().cpu().contiguous()
+    try:
+        return memoryview(tensor.numpy())
+    except (TypeError, RuntimeError):  # bfloat16, float16 ...: exact in float64
+        try:
+            return memoryview(tensor.double().numpy())
+        except (TypeError, RuntimeError):
+            return None
+
+
+def _compare_buffers(got: memoryview, want: memoryview) -> str | None:
+    if got.shape != want.shape or got.format != want.format:
+        return f"shape/format {got.shape} {got.format} != {want.shape} {want.format}"
+    if got.tobytes() == want.tobytes():
+        return None
+    try:  # element by element, in C order, whatever the layout
+        flat_g = memoryview(got.tobytes()).cast(got.format).tolist()
+        flat_w = memoryview(want.tobytes()).cast(want.format).tolist()
+    except (TypeError, ValueError, NotImplementedError):  # a format `cast` cannot read
+        return f"the bytes differ (format {got.format})"
+    for i, (g, w) in enumerate(zip(flat_g, flat_w, strict=True)):
+        same = _same_float(g, w) if isinstance(g, float) else g == w
+        if not same:
+            return f"first difference at flat index {i}: {g!r} != {w!r}"
+    return None
+
+
+def _same_float(a: float, b: float) -> bool:
+    if math.isnan(a) and math.isnan(b):
+        return True
+    return struct.pack("<d", a) == struct.pack("<d", b)
+
+
+__all__ = ["VERIFIED", "check", "compare", "recorded", "reemit"]

@@ -1,0 +1,220 @@
+"""The run-time side of typed-loops functions over NumPy arrays (no compiler imports).
+
+Registered as ``ppy.loaders: numpy.loops``; a backend's loops unit names it. The
+site guards each call on exact types (`ndarray` of the compiled dtype and rank,
+any strides, writeable where the function stores; `int` within the proven range;
+`float`), packs data pointers, shapes and strides for the native function
+(``int32 f(int64 *args, int64 *out)``, see ppy_llvm._loops), then turns its
+answer into Python's: the returned value as the type Python would return, the
+exception Python would raise (with every store before it made), and NumPy's
+scalar RuntimeWarnings under the current `np.errstate`. A failed guard runs the
+Python function.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ppy_core.runtime.abi import load_library
+
+LOOPS_ABI = 2  # the calling convention of ppy_llvm._loops this loader speaks
+ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
+_DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
+_ERRSTATE_KEYS = ("divide", "over", "invalid")
+_QUIET = ("warn", "ignore")  # what the compiled code reproduces; others run Python
+_unpack_d = struct.Struct("<q").pack
+#: where NumPy's array object keeps {data, ndim, shape*, strides*}: after PyObject_HEAD
+#: (checked against `__array_interface__` by `_record_offset_ok` before any use)
+RECORD_OFFSET = object.__basicsize__
+
+
+def _as_float(bits: int) -> float:
+    return struct.unpack("<d", _unpack_d(bits))[0]
+
+
+_pack_d, _unpack_q = struct.Struct("<d").pack, struct.Struct("<q").unpack
+
+
+def _bits(x: float) -> tuple[int]:
+    return _unpack_q(_pack_d(x))  # type: ignore[return-value]
+
+
+def _record_offset_ok() -> bool:
+    """Whether RECORD_OFFSET finds data, ndim, shape and strides of a probe array."""
+    probe = np.zeros((3, 5))[:, ::2]
+    words = (ctypes.c_int64 * 4).from_address(id(probe) + RECORD_OFFSET)
+    nd = words[1] & 0xFFFFFFFF
+    shape = (ctypes.c_int64 * 2).from_address(words[2])
+    strides = (ctypes.c_int64 * 2).from_address(words[3])
+    return (
+        words[0] == probe.__array_interface__["data"][0]
+        and nd == 2
+        and tuple(shape) == probe.shape
+        and tuple(strides) == probe.strides
+    )
+
+
+try:
+    from numpy._core.umath import _extobj_contextvar
+except ImportError:
+    _extobj_contextvar = None
+_last_state: list[Any] = [None, None, False]  # (errstate object, np.geterr(), quiet)
+
+
+def _errstate() -> tuple[dict[str, str], bool]:
+    """(np.geterr(), whether the compiled code reproduces it: scalar errors only warn
+    or are ignored), recomputed only when the errstate object changes (a new object
+    under every np.errstate / np.seterr): a call costs an identity check."""
+    current = _extobj_contextvar.get() if _extobj_contextvar is not None else None
+    if current is None or current is not _last_state[0]:
+        state = np.geterr()
+        _last_state[:] = [current, state, all(state[k] in _QUIET for k in _ERRSTATE_KEYS)]
+    return _last_state[1], _last_state[2]
+
+
+class LoopsSite:
+    """One guarded loops function; `ppy_stats()` counts fast calls and fallbacks."""
+
+    def __init__(
+        self, fn: Any, fn_c: Any, data: Mapping[str, Any], fallback: Callable[..., Any]
+    ) -> None:
+        self.fn, self.fn_c, self.fallback = fn, fn_c, fallback
+        self.kinds: list[str] = list(data["args"])
+        arrays = iter(data["arrays"])
+        self.specs = [
+            (_DTYPES[a[0]], a[1]) if k == "array" else None
+            for k in self.kinds
+            for a in [next(arrays) if k == "array" else None]
+        ]
+        code = fallback.__code__  # the function itself: a function site's fallback
+        names = code.co_varnames[: len(self.kinds)]
+        self.writes = {k for k, name in enumerate(names) if name in set(data["writes"])}
+        self.result = str(data["result"])
+        self.zero = list(data["zero_messages"])
+        self.events, self.ops = list(data["flag_events"]), list(data["flag_ops"])
+        self.numpy_scalars = bool(data["numpy_scalars"])
+        self.Args = ctypes.c_int64 * max(1, len(self.kinds))  # one word per parameter
+        self.Out = ctypes.c_int64 * 5
+        self.fast, self.fallbacks = 0, {}  # type: ignore[var-annotated]
+        self.__wrapped__ = fallback
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            if hasattr(fallback, attr):
+                setattr(self, attr, getattr(fallback, attr))
+
+    def _python(self, reason: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.fallbacks[reason] = self.fallbacks.get(reason, 0) + 1
+        return self.fallback(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != len(self.kinds):
+            return self._python("keyword or missing arguments", args, kwargs)
+        packed = self.Args()
+        contiguous = True
+        for k, x in enumerate(args):
+            kind = self.kinds[k]
+            if kind == "array":
+                dtype, rank = self.specs[k]  # type: ignore[misc]
+                if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != rank:
+                    return self._python(f"argument {k + 1} is not its {rank}-D array", args, kwargs)
+                if k in self.writes and not x.flags.writeable:
+                    return self._python(f"argument {k + 1} is read-only", args, kwargs)
+                if rank and max(x.shape) >= ARG_BOUND:
+                    return self._python("an array dimension beyond 2**32", args, kwargs)
+                contiguous = contiguous and x.flags.c_contiguous
+                packed[k] = id(x) + RECORD_OFFSET  # {data, ndim, shape*, strides*} in the object
+            elif kind == "int":
+                if type(x) is not int or not -ARG_BOUND <= x <= ARG_BOUND:
+                    return self._python(f"argument {k + 1} is not an int below 2**32", args, kwargs)
+                packed[k] = x
+            elif kind == "float":
+                if type(x) is not float:
+                    return self._python(f"argument {k + 1} is not a float", args, kwargs)
+                packed[k] = _bits(x)[0]
+        state = None
+        if self.numpy_scalars:
+            state, quiet = _errstate()
+            if not quiet:
+                return self._python("np.errstate raises or calls on scalar errors", args, kwargs)
+        out = self.Out()
+        code = (self.fn_c if contiguous else self.fn)(packed, out)
+        self.fast += 1
+        if out[4]:
+            self._warn(out[4], state or np.geterr())
+        if code == 0:
+            return self._value(out[0], out[1])
+        if code == 1:
+            raise IndexError(
+                f"index {out[1]} is out of bounds for axis {out[2]} with size {out[3]}"
+            )
+        if code == 2:
+            raise ZeroDivisionError(self.zero[out[1]])
+        raise ValueError("math domain error")
+
+    def _value(self, bits: int, tag: int) -> Any:
+        kind = self.result
+        if kind == "fnum":  # a float, or an np.float64 where the run made it one
+            return np.float64(_as_float(bits)) if tag else _as_float(bits)
+        if kind == "float":
+            return _as_float(bits)
+        if kind == "f64":
+            return np.float64(_as_float(bits))
+        if kind == "int":
+            return int(bits)
+        if kind == "i64":
+            return np.int64(bits)
+        if kind == "bool":
+            return bool(bits)
+        return None
+
+    def _warn(self, flags: int, state: Mapping[str, str]) -> None:
+        """NumPy's scalar RuntimeWarnings, one per (event, op) the call met."""
+        for event, name in enumerate(self.events):
+            if state[_ERRSTATE_KEYS[event]] != "warn":
+                continue
+            for op, opname in enumerate(self.ops):
+                if flags >> (event * 4 + op) & 1:
+                    warnings.warn(
+                        f"{name} encountered in scalar {opname}", RuntimeWarning, stacklevel=3
+                    )
+
+    def ppy_stats(self) -> dict[str, Any]:
+        return {"fast": self.fast, "fallback": dict(self.fallbacks)}
+
+    def ppy_reset(self) -> None:
+        self.fast, self.fallbacks = 0, {}
+
+
+def load(
+    data: Mapping[str, Any], build_dir: str | Path, fallback: Callable[..., Any], record: Any = None
+) -> Any:
+    """The loader (entry point ``ppy.loaders: numpy.loops``): the guarded site, or the
+    Python function itself when the library cannot run on this CPU."""
+    if data.get("abi") != LOOPS_ABI:  # an artifact built for another convention
+        return fallback
+    if not _record_offset_ok():
+        warnings.warn(
+            "ppy: this NumPy's array object has no record at the offset typed loops "
+            "read; those functions run as Python  [E2041]",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return fallback
+    library = load_library(Path(build_dir) / str(record["unit"]["files"][0]) if record else "")
+    if library is None:
+        return fallback
+    fns = []
+    for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
+        fn = getattr(library, symbol)
+        fn.restype = ctypes.c_int32
+        fn.argtypes = (ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64))
+        fns.append(fn)
+    site = LoopsSite(fns[0], fns[1], data, fallback)
+    site._library = library  # type: ignore[attr-defined]  # keep the CDLL alive
+    return site
