@@ -3,6 +3,7 @@
 from typing import Annotated
 
 import numpy as np
+
 import ppy
 
 

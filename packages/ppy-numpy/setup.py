@@ -10,8 +10,11 @@ setup(
         Extension(
             "ppy_numpy._runtime._dispatch",
             sources=["ppy_numpy/_runtime/_dispatch.c", "ppy_numpy/_runtime/_pool.c"],
-            depends=["ppy_numpy/_runtime/_pool.h", "ppy_numpy/_runtime/_run.h",
-                     "ppy_numpy/_runtime/_strided.h"],
+            depends=[
+                "ppy_numpy/_runtime/_pool.h",
+                "ppy_numpy/_runtime/_run.h",
+                "ppy_numpy/_runtime/_strided.h",
+            ],
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
             extra_compile_args=[

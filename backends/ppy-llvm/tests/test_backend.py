@@ -125,6 +125,7 @@ def _func_over(*libraries: str) -> object:
 def test_the_runtime_is_the_library_of_the_ir_with_a_registered_adapter() -> None:
     """The backend names no library: a site goes to the adapter registered under its
     tensors' library; none, two, or an unregistered one are refused (E2108)."""
+    pytest.importorskip("ppy_torch")  # torch's adapter is one of the two registered here
     from ppy_llvm._backend import _runtime_of
 
     assert _runtime_of(_func_over("numpy", "numpy")) == ("numpy", "")
@@ -137,6 +138,7 @@ def test_the_runtime_is_the_library_of_the_ir_with_a_registered_adapter() -> Non
 @pytest.mark.needs_llvm
 def test_an_adapter_refusing_the_kernel_keeps_the_site() -> None:
     """torch's adapter takes loop-free maps only: a sum over tensors is refused."""
+    pytest.importorskip("ppy_torch")
     from conftest import spec_of
     from ppy_llvm._backend import _refusal
 

@@ -26,6 +26,7 @@ def plain(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]
 
 
 def test_jit_keeps_the_body_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ppy_numpy")  # `plain` is a site only where NumPy's plugin is installed
     monkeypatch.setenv("PPY_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "pyproject.toml").write_text("[tool.ppy]\nbackends = []\n")
     path = tmp_path / "jitmod.py"

@@ -16,6 +16,10 @@ from _pdcheck import assert_same, compile_pair, outcome, series, site_counts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# pandas 2 keeps a NaN that arithmetic produces on the Arrow backing (pandas 3 makes it
+# <NA>); the kernel reproduces pandas 3, so on pandas 2 Arrow-backed trees run pandas
+ARROW_FUSES = int(pd.__version__.split(".")[0]) >= 3
+
 pytestmark = pytest.mark.needs_llvm
 
 EXPRS = (
@@ -107,7 +111,9 @@ def test_trees_match_pandas(pair, args) -> None:
         # pandas' answer has the operands' index or a view of it (which, depends on
         # the op and the backing): the same labels, the same index class
         assert type(got[1].index) is type(want[1].index)
-        assert after == (before[0] + 1, before[1]), f"t{k} = {expr}: expected the fast path"
+        fast = ARROW_FUSES or not isinstance(args[0].dtype, pd.ArrowDtype)
+        expected = (before[0] + 1, before[1]) if fast else (before[0], before[1] + 1)
+        assert after == expected, f"t{k} = {expr}: expected the {'fast' if fast else 'pandas'} path"
 
 
 def test_every_tree_is_one_site(pair) -> None:
@@ -130,11 +136,13 @@ def test_frame_columns_in_the_function_fuse(project, backing) -> None:
     frame = pd.DataFrame(cols)
     before = site_counts(frames.name, "score")
     got, want = frames.fast.score(frame), frames.plain.score(frame)
-    assert site_counts(frames.name, "score") == (before[0] + 1, before[1])
+    fused = backing == "numpy" or ARROW_FUSES
+    ran = (before[0] + 1, before[1]) if fused else (before[0], before[1] + 1)
+    assert site_counts(frames.name, "score") == ran
     assert_same(got, want, f"df['a'] * df['b'] + df['c'].fillna(0) on {backing}")
     ints = pd.DataFrame({"a": [1, 2], "b": [3, 4], "c": [5, None]})  # an int64 column
     pd.testing.assert_series_equal(frames.fast.score(ints), frames.plain.score(ints))
-    assert site_counts(frames.name, "score")[1] == before[1] + 1  # the guard: pandas ran
+    assert site_counts(frames.name, "score")[1] == ran[1] + 1  # the guard: pandas ran
 
 
 def test_columns_of_one_frame_fuse(pair) -> None:
@@ -173,5 +181,7 @@ def test_boolean_series_leaves(project, backing) -> None:
     b = series(values[::-1], nulls, backing, index, "m")
     before = site_counts(frames.name, "masked")
     got, want = frames.fast.masked(m, a, b), frames.plain.masked(m, a, b)
-    assert site_counts(frames.name, "masked") == (before[0] + 1, before[1])
+    fused = backing == "numpy" or ARROW_FUSES
+    ran = (before[0] + 1, before[1]) if fused else (before[0], before[1] + 1)
+    assert site_counts(frames.name, "masked") == ran
     assert_same(got, want, f"(m | (a > b)) & ~m.isna() on {backing}")

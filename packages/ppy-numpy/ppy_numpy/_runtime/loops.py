@@ -123,11 +123,12 @@ class LoopsSite:
                 dtype, rank = self.specs[k]  # type: ignore[misc]
                 if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != rank:
                     return self._python(f"argument {k + 1} is not its {rank}-D array", args, kwargs)
-                if k in self.writes and not x.flags.writeable:
+                flags = x.flags
+                if k in self.writes and not flags.writeable:
                     return self._python(f"argument {k + 1} is read-only", args, kwargs)
                 if rank and max(x.shape) >= ARG_BOUND:
                     return self._python("an array dimension beyond 2**32", args, kwargs)
-                contiguous = contiguous and x.flags.c_contiguous
+                contiguous = contiguous and flags.c_contiguous
                 packed[k] = id(x) + RECORD_OFFSET  # {data, ndim, shape*, strides*} in the object
             elif kind == "int":
                 if type(x) is not int or not -ARG_BOUND <= x <= ARG_BOUND:
@@ -213,7 +214,7 @@ def load(
     for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
         fn = getattr(library, symbol)
         fn.restype = ctypes.c_int32
-        fn.argtypes = (ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64))
+        fn.argtypes = None  # both are c_int64 arrays, passed as pointers: no conversion
         fns.append(fn)
     site = LoopsSite(fns[0], fns[1], data, fallback)
     site._library = library  # type: ignore[attr-defined]  # keep the CDLL alive
