@@ -1,6 +1,9 @@
 """Charts for the benchmarks (matplotlib, headless), shared by the scripts and run_all.
 
 * `bar_chart(path, title, labels, series)`: grouped bars, one group per label.
+* `machine_note()`: the cores and load average a shared machine ran under.
+* `publish(out, name, text, title, labels, series)`: print the tables, write
+  `NAME.md`, draw `NAME.png` (a missing figure is drawn as 0).
 * `chart_markdown(md, png)`: a chart of the first Markdown table in a benchmark's
   `.md` whose columns hold numbers (run_all draws one for every benchmark that wrote
   a table but no chart of its own).
@@ -11,6 +14,7 @@ Without matplotlib a chart is skipped with one line saying so; the tables stand 
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 
@@ -53,6 +57,31 @@ def bar_chart(
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def machine_note() -> str:
+    """What the figures ran on: a shared machine's figures move with its load."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"Machine: {os.cpu_count()} cores, load average {load} at the end of the run "
+        "(a shared machine: figures move with the load)."
+    )
+
+
+def publish(
+    out: Path,
+    name: str,
+    text: str,
+    title: str,
+    labels: list[str],
+    series: dict[str, list[float | None]],
+) -> None:
+    """Print `text`, write it to `out/NAME.md` and chart `series` as `out/NAME.png`."""
+    print(text)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.md").write_text(text, encoding="utf-8")
+    bars = {k: [v or 0.0 for v in vals] for k, vals in series.items()}
+    bar_chart(out / f"{name}.png", title, labels, bars)
 
 
 def _value(cell: str) -> float | None:

@@ -43,7 +43,7 @@ import ppy
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _charts import bar_chart  # noqa: E402  (benchmarks/ is not a package)
+from _charts import machine_note, publish  # noqa: E402  (benchmarks/ is not a package)
 
 SOURCE = """
 import pyarrow as pa
@@ -189,24 +189,15 @@ def main() -> None:
             rows = run(n, fast, plain)
             texts.append(table(n, rows))
             charts[n] = rows
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    note = (
-        "(d) stays pyarrow under ppy: Arrow's float sum order is its own. "
-        f"Machine: {os.cpu_count()} cores, load average {load} at the end of the run "
-        "(a shared machine: figures move with the load)."
-    )
-    text = "\n\n".join([*texts, note]) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "arrow_fusion.md").write_text(text, encoding="utf-8")
+    note = "(d) stays pyarrow under ppy: Arrow's float sum order is its own. " + machine_note()
     n = args.sizes[0]
-    series = {k: [v or 0.0 for v in vals] for k, vals in charts[n].items()}
-    bar_chart(
-        out / "arrow_fusion.png",
+    publish(
+        Path(args.out),
+        "arrow_fusion",
+        "\n\n".join([*texts, note]) + "\n",
         f"Arrow expressions, n={n:.0e}, ms (lower is better)",
         list(LABELS),
-        series,
+        charts[n],
     )
 
 

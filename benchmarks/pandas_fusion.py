@@ -45,7 +45,7 @@ import ppy
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _charts import bar_chart  # noqa: E402  (benchmarks/ is not a package)
+from _charts import machine_note, publish  # noqa: E402  (benchmarks/ is not a package)
 
 EXPRS = (
     "a * b + c.fillna(0)",
@@ -196,24 +196,15 @@ def main() -> None:
             rows, notes = run(n, fast, plain)
             texts.append(table(n, rows, notes))
             charts[n] = rows
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    note = (
-        f"pandas {pd.__version__}, pyarrow {pa.__version__}. Machine: {os.cpu_count()} cores, "
-        f"load average {load} at the end of the run (a shared machine: figures move "
-        "with the load)."
-    )
-    text = "\n\n".join([*texts, note]) + "\n"
-    print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pandas_fusion.md").write_text(text, encoding="utf-8")
+    note = f"pandas {pd.__version__}, pyarrow {pa.__version__}. " + machine_note()
     n = args.sizes[0]
-    bars = {k: [v or 0.0 for v in vals] for k, vals in charts[n].items()}
-    bar_chart(
-        out / "pandas_fusion.png",
+    publish(
+        Path(args.out),
+        "pandas_fusion",
+        "\n\n".join([*texts, note]) + "\n",
         f"pandas Series expressions, n={n:.0e}, 10% nulls, one thread, ms (lower is better)",
         list(LABELS),
-        bars,
+        charts[n],
     )
 
 

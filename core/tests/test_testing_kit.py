@@ -444,3 +444,16 @@ def test_check_dialects_fails_where_the_dialects_do_not_matter(
 ) -> None:
     with pytest.raises(testing.ContractError, match=re.escape(complaint)):
         testing.check_dialects(_demo_plugin(dialects), text)
+
+
+def test_three_ways_agree_and_fail_loudly(tmp_path: Path) -> None:
+    from ppy_core import testing
+
+    good = tmp_path / "good.ppy"
+    good.write_text("import sys\nprint('sum', sum(range(int(sys.argv[1]))))\nprint('# noise')\n")
+    ways = testing.three_ways(good, ("10",))
+    assert ways.kept == {way: ["sum 45"] for way in ("python", "ppy", "ppy run")}
+    bad = tmp_path / "bad.ppy"
+    bad.write_text("raise SystemExit(3)\n")
+    with pytest.raises(AssertionError):
+        testing.three_ways(bad)

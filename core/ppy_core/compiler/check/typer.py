@@ -50,7 +50,6 @@ class CheckTyper(Typer):
 
     classes: Mapping[str, str] = field(default_factory=dict)  # local class -> qualname
     functions: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
-    use_stdlib: bool = True
 
     def qualname(self, node: ast.expr) -> str | None:
         name = Typer.qualname(self, node)
@@ -171,8 +170,6 @@ class CheckTyper(Typer):
             return UNKNOWN
         if ctx.callee in self.classes.values():
             return OpaqueType(ctx.callee)  # a class of this project: its instance
-        if not self.use_stdlib:
-            return UNKNOWN
         _owner, _, name = ctx.callee.rpartition(".")
         if ctx.receiver is not None and isinstance(ctx.receiver, OpaqueType | ScalarType):
             found = stdlib.member(_class_of(ctx.receiver), name)
@@ -184,8 +181,6 @@ class CheckTyper(Typer):
         return UNKNOWN
 
     def _stdlib_attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
-        if not self.use_stdlib:
-            return UNKNOWN
         owner = self.qualname(node.value)
         if owner is not None:
             if stdlib.is_stdlib(owner):

@@ -56,6 +56,8 @@ from ppy_core.interface.plugin import INTERFACE as PLUGIN_INTERFACE
 from ppy_core.interface.plugin import Plugin
 from ppy_core.runtime.adapter import RuntimeAdapter
 from ppy_core.runtime.adapter import registry as runtime_registry
+from ppy_core.testing.session import kernels_missing, private_cache, project_folder
+from ppy_core.testing.ways import ThreeWays, three_ways
 
 Group = Literal["plugins", "backends"]
 NONE_FINGERPRINT: Final = r"v\d+:\w+=none"  # what a fingerprint says without its library
@@ -484,6 +486,11 @@ def _expect(ok: bool, message: str) -> None:
 
 __all__ = [
     "ContractError",
+    "kernels_missing",
+    "private_cache",
+    "project_folder",
+    "ThreeWays",
+    "three_ways",
     "Distribution",
     "Group",
     "NONE_FINGERPRINT",
