@@ -1,12 +1,13 @@
 """Typed loops: eight scalar-loop programs, plain Python vs PPy vs Numba `@njit`.
 
-    python benchmarks/loops.py [--rounds 3] [--out DIR]
+    python benchmarks/loops.py [--rounds 15] [--out DIR]
 
 Each program is one unmodified function (SOURCE below): run as plain Python (the
 interpreter with NumPy arrays), compiled by PPy (`ppy.load`: the whole function
 becomes one typed-loops site, see core/ppy_core/compiler/frontend/loops.py), and
 Numba's `@njit` on the same function object's source. Inputs are made fresh for
-every run (in-place programs); the call alone is timed, best of `--rounds`.
+every run (in-place programs); the call alone is timed, best of `--rounds` (PPy
+and Numba alternate, so a busy moment of a shared machine hits both alike).
 Agreement: every array the program writes and its return value, bit for bit,
 against plain Python's. Writes DIR/loops.md when --out is given.
 """
@@ -30,6 +31,13 @@ SOURCE = """
 import math
 import numpy as np
 import numpy.typing as npt
+
+
+def tiny(a: np.ndarray, k: int) -> float:
+    s = 0.0
+    for i in range(k):
+        s += a[i]
+    return s
 
 
 def fsub(L: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
@@ -206,9 +214,29 @@ def best(fn: Callable[..., Any], name: str, rounds: int) -> tuple[float, bytes]:
     return min(r[0] for r in runs), runs[0][1]
 
 
+def per_call(plain: Any, compiled: Any, numba: Any) -> list[str]:
+    """The cost of one call of `tiny(a, 1)`: the dispatch, guard and boxing around a
+    one-iteration loop. PPy's C caller (`_loopcall`) against its Python site (the
+    earlier caller, still behind it for every call C does not answer) and Numba's."""
+    import timeit
+
+    a = np.zeros(4)
+    fast = compiled.tiny
+    callers = [("Python", plain.tiny), ("PPy (C caller)", fast)]
+    callers.append(("PPy (Python site, before)", getattr(fast, "site", fast)))
+    if numba is not None:
+        callers.append(("Numba", numba.njit(plain.tiny)))
+    rows = ["| one call of tiny(a, 1) | ns |", "| --- | ---: |"]
+    for label, fn in callers:
+        fn(a, 1)
+        best = min(timeit.repeat(lambda fn=fn: fn(a, 1), number=20000, repeat=7)) / 20000
+        rows.append(f"| {label} | {best * 1e9:.0f} |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--out", type=Path, default=None)
     opts = parser.parse_args()
     import ppy
@@ -228,16 +256,19 @@ def main() -> None:
         fast = getattr(compiled, name)
         if not hasattr(fast, "ppy_stats"):
             sys.exit(f"{name} did not compile as typed loops (see `ppy explain {path}`)")
-        t_py, ref = best(getattr(plain, name), name, max(1, opts.rounds - 1))
+        t_py, ref = best(getattr(plain, name), name, 2)
         before = fast.ppy_stats()["fast"]
-        t_ppy, got = best(fast, name, opts.rounds)
-        assert fast.ppy_stats()["fast"] == before + opts.rounds, f"{name}: guard failed"
+        t_ppy, got = outcome(fast, name)
         t_nb, nb_same = float("nan"), "-"
-        if numba is not None:
-            jitted = numba.njit(getattr(plain, name))
-            outcome(jitted, name)  # compile
-            t_nb, nb = best(jitted, name, opts.rounds)
-            nb_same = "yes" if nb == ref else "NO"
+        jitted = numba.njit(getattr(plain, name)) if numba is not None else None
+        if jitted is not None:
+            t_nb, nb = outcome(jitted, name)  # (the first call compiles: not timed)
+            t_nb, nb_same = float("inf"), "yes" if nb == ref else "NO"
+        for _ in range(opts.rounds):  # alternated: a busy moment of the machine hits both
+            t_ppy = min(t_ppy, outcome(fast, name)[0])
+            if jitted is not None:
+                t_nb = min(t_nb, outcome(jitted, name)[0])
+        assert fast.ppy_stats()["fast"] == before + 1 + opts.rounds, f"{name}: guard failed"
         if name == "crc32":
             assert int(repr(fast(*inputs(name)))) == zlib.crc32(
                 bytes(inputs(name)[0].astype(np.uint8))
@@ -256,6 +287,11 @@ def main() -> None:
     ratios = [t_ppy / t_nb for _n, _p, t_ppy, t_nb, _s, _b in rows if t_nb == t_nb]
     if ratios:
         lines.append(f"\nmedian PPy/Numba time: {statistics.median(ratios):.2f}")
+    lines += ["", *per_call(plain, compiled, numba)]
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _charts import machine_note  # (benchmarks/ is not a package)
+
+    lines += ["", machine_note()]
     text = "\n".join(lines)
     print(text)
     if opts.out is not None:

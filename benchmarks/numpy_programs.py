@@ -100,6 +100,24 @@ def diffuse(T, steps):
 
 def gaussian(x, mu, s):
     return np.exp(-0.5 * ((x - mu) / s) * ((x - mu) / s)) / (s * 2.5066282746310002)
+
+
+def advance(x, v, f, dt, steps):
+    x = x.copy()
+    v = v.copy()
+    for _ in range(steps):
+        v += dt * (f - 0.1 * v - 4.0 * x)
+        x += dt * v
+    return x
+
+
+def relax(u, f, steps):
+    u = u.copy()
+    out = u.copy()
+    for _ in range(steps):
+        out[1:-1] = 0.5 * (u[2:] + u[:-2]) + 0.1 * f[1:-1]
+        u, out = out, u
+    return u
 """
 
 
@@ -126,6 +144,8 @@ def programs(scale: float) -> dict[str, tuple[Any, ...]]:
         "blend": (u(side, side), u(side, side), u(side, lo=0.0, hi=1.0)),
         "diffuse": (u(side // 3, side // 3), 10),
         "gaussian": (u(n), 0.1, 0.7),
+        "advance": (u(n // 10), u(n // 10), u(n // 10), 0.01, 10),
+        "relax": (u(n // 10), u(n // 10), 10),
     }
 
 

@@ -14,7 +14,11 @@ Four expressions over float64 Series with 10% nulls (seeded), one thread each:
 * DataFrame.eval: `df.eval(expr)` over the NumPy-backed frame (numexpr engine where
   it parses the expression, else engine="python"); the row says where its answer
   differs from pandas' own;
-* polars: `df.select(expr)` over the same Arrow arrays (null semantics: Arrow's).
+* polars: `df.select(expr)` over the same Arrow arrays (null semantics: Arrow's);
+* floor (numpy): what any one-pass kernel of the expression must at least do on the
+  NumPy backing: a Numba loop (one thread) that reads the same three float64 columns
+  and writes an answer of the same size (a float64, or a byte for a boolean answer)
+  with one op per row; `floor / pandas numpy` is then the best ratio reachable there.
 
 Each figure is the best of several runs after a warm-up (ms). Writes
 DIR/pandas_fusion.md and .png.
@@ -126,6 +130,35 @@ def polars_ways(cols: dict[str, pa.Array]) -> list[Callable[[], object]]:
     return [lambda e=e: df.select(e) for e in exprs]
 
 
+def floor_ways(df: pd.DataFrame, fns: list[Any]) -> list[Callable[[], object]]:
+    """The NumPy backing's memory floor per expression (see the module docstring):
+    the answer's size is that of pandas' own answer (`fns` on `df`)."""
+    import numba
+
+    @numba.njit(nogil=True)
+    def to_float(a: Any, b: Any, c: Any, out: Any) -> None:
+        for i in range(out.size):
+            out[i] = a[i] + b[i] + c[i]
+
+    @numba.njit(nogil=True)
+    def to_bool(a: Any, b: Any, c: Any, out: Any) -> None:
+        for i in range(out.size):
+            out[i] = a[i] + b[i] > c[i]
+
+    a, b, c = (df[k].to_numpy() for k in "abc")
+
+    def way(kernel: Any, dtype: str) -> Callable[[], object]:
+        def run() -> object:
+            out = np.empty(len(a), dtype)
+            kernel(a, b, c, out)
+            return out
+
+        return run
+
+    bool_answer = [f(*series(df)).dtype == np.dtype("bool") for f in fns]
+    return [way(to_bool, "bool") if k else way(to_float, "float64") for k in bool_answer]
+
+
 def check(fast: Any, plain: Any, args: tuple[pd.Series, ...]) -> None:
     """ppy's answers are pandas' own, and came from the fast path."""
     for k in range(len(EXPRS)):
@@ -154,6 +187,10 @@ def run(n: int, fast: Any, plain: Any) -> tuple[dict[str, list[float | None]], l
         rows["polars"] = [best(w, runs) for w in polars_ways(cols)]
     except ImportError:
         print("polars is not installed (pip install -r benchmarks/requirements.txt)")
+    try:
+        rows["floor (numpy)"] = [best(w, runs) for w in floor_ways(numpy_df, plain_fns)]
+    except ImportError:
+        print("numba is not installed: no floor row (pip install -r benchmarks/requirements.txt)")
     return rows, notes
 
 
@@ -169,6 +206,12 @@ def table(n: int, rows: dict[str, list[float | None]], notes: list[str]) -> str:
             for p, q in zip(rows[f"ppy {backing}"], rows[f"pandas {backing}"], strict=True)
         ]
         lines.append(f"| ppy / pandas {backing} | " + " | ".join(ratio) + " |")
+    if "floor (numpy)" in rows:
+        ratio = [
+            f"{p / q:.2f}x"
+            for p, q in zip(rows["floor (numpy)"], rows["pandas numpy"], strict=True)
+        ]
+        lines.append("| floor / pandas numpy | " + " | ".join(ratio) + " |")
     if "polars" in rows:
         best_ppy = [min(x, y) for x, y in zip(rows["ppy numpy"], rows["ppy arrow"], strict=True)]
         ratio = [f"{p / q:.2f}x" for p, q in zip(best_ppy, rows["polars"], strict=True)]

@@ -75,6 +75,8 @@ CODES: Final[dict[str, str]] = {
     "E2035": "no CUDA driver or GPU here: the site runs torch",
     "E2036": "a CUDA kernel failed to load or launch: the site runs torch",
     "E2040": "the llvm backend cannot lower a typed-loops function",
+    "E2048": "a float32 site needs what llvm does not reproduce in float32: NumPy runs it",
+    "E2049": "an integer site needs what llvm does not reproduce in integers: NumPy runs it",
     "E2041": "no loops loader is registered for a typed-loops function's arrays",
     "E2015": "a columnar site holds an op or a type no columnar kernel lowers",
     # E2025-E2029: the stablehlo backend (ppy-jax)

@@ -1,4 +1,5 @@
-"""Build of the C extension ``ppy_numpy._runtime._dispatch`` (metadata lives in pyproject.toml)."""
+"""Build of the C extensions ``ppy_numpy._runtime._dispatch`` and ``._loopcall``
+(metadata lives in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ setup(
                 "ppy_numpy/_runtime/_pool.h",
                 "ppy_numpy/_runtime/_run.h",
                 "ppy_numpy/_runtime/_strided.h",
+                "ppy_numpy/_runtime/_store.h",
             ],
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
@@ -25,6 +27,14 @@ setup(
                 "-D_GNU_SOURCE",
             ],
             extra_link_args=["-lm", "-lpthread"],
-        )
+        ),
+        # typed-loops functions: guard, call and box in C (ppy_numpy._runtime.loops)
+        Extension(
+            "ppy_numpy._runtime._loopcall",
+            sources=["ppy_numpy/_runtime/_loopcall.c"],
+            include_dirs=[numpy.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
+            extra_compile_args=["-O2", "-std=c11"],
+        ),
     ],
 )

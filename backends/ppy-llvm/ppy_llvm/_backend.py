@@ -94,9 +94,11 @@ class LlvmBackend(Backend):
         if not loops:
             return None
         try:
+            from ._build import loop_signatures
             from ._proof import proven
 
-            verdict = proven(library, loops=loops)
+            binary = [op for op, sig in loop_signatures(spec) if sig == "dd->d"]
+            verdict = proven(library, loops=loops, binary=binary)
         except (LlvmBackendError, LookupError, ImportError, OSError) as exc:
             return reason("E2104", f"{', '.join(loops)} (proof could not run: {exc})")
         bad = [f"{op}: {verdict.get(op, 'not tested')}" for op in loops if verdict.get(op) != "ok"]

@@ -45,12 +45,28 @@ def weak_leaves(spec: KernelSpec) -> frozenset[int]:
 
 def signature_of(spec: KernelSpec) -> KernelSignature:
     """The dispatcher's view of a kernel (``w``: an array leaf a float may fill)."""
+    if spec.dtype != "f64":  # float32 arrays 'f' / Python numbers cast to float32 'p';
+        # int64 'l' / int32 'i' arrays with Python ints 'n' (their bits in the scalar slot)
+        array, scalar = {"f32": "fp", "i64": "ln", "i32": "in"}[spec.dtype]
+        return KernelSignature(
+            spec.result_kind, "".join(array if k == "array" else scalar for k in spec.leaves), ()
+        )
     weak = weak_leaves(spec) if spec.reduce is None else frozenset()
     leaves = "".join(
         ("w" if i in weak else "a") if k == "array" else "s" for i, k in enumerate(spec.leaves)
     )
-    loops = tuple((op, "dd->d" if op == "power" else "d->d") for op in spec.loop_ops())
-    return KernelSignature(spec.result_kind, leaves, loops)
+    return KernelSignature(spec.result_kind, leaves, loop_signatures(spec))
+
+
+def loop_signatures(spec: KernelSpec) -> tuple[tuple[str, str], ...]:
+    """``(loop, "d->d" | "dd->d" | "ddd->d")`` per library loop the kernel calls: the
+    signature says how many float64 inputs the loop takes."""
+    arity: dict[str, int] = {}
+    for node in spec.nodes:
+        name = loop_name(node, spec)
+        if name is not None:
+            arity.setdefault(name, len(node.args))
+    return tuple((op, "d" * arity[op] + "->d") for op in spec.loop_ops())
 
 
 def compile_specs(

@@ -19,14 +19,21 @@ multiples of BLOCK from index 0) into stack buffers by calling that loop.
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering
+from ._lower_int import lower_int
 from ._spec import KernelSpec, loop_name
 
 BLOCK = 256
+#: <fenv.h>'s FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW per machine: the
+#: flags a kernel keeps across a library's loop (SciPy's loops test and clear them to
+#: report through `sf_error`, NumPy's clip drops its own spurious ones, either would
+#: hide the flags of `x * y` in `erf(x * y)` or `np.clip(x * y, lo, hi)`)
+FE_REPORTED = {"x86_64": 0x1D, "AMD64": 0x1D, "aarch64": 0x0F, "arm64": 0x0F}
 LEAF = 128  # NumPy's PW_BLOCKSIZE
 VEC = 8  # lanes per vector iteration (also NumPy's 8 pairwise accumulators)
 
@@ -71,6 +78,15 @@ class KernelEmit:
                 self.scalar_val[vid] = self.em.assign(
                     f"load double, ptr {self.scalar_ptr[vid]}, align 8", "s"
                 )
+                if self.spec.dtype == "f32":  # NumPy 2 casts a Python float to float32
+                    self.scalar_val[vid] = self.narrow(self.scalar_val[vid])
+                elif self.spec.dtype in ("i64", "i32"):  # the slot holds the int's bits
+                    bits = self.em.assign(f"bitcast double {self.scalar_val[vid]} to i64")
+                    self.scalar_val[vid] = (
+                        bits
+                        if self.spec.dtype == "i64"
+                        else self.em.assign(f"trunc i64 {bits} to i32")
+                    )
                 ns += 1
         for vid in self.loop_nodes:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
@@ -82,10 +98,32 @@ class KernelEmit:
                     self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
             self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
 
+    def narrow(self, value: str) -> str:
+        """A double rounded to float (to nearest; overflow raises the flag NumPy's cast
+        raises, and the dispatcher then hands the call to NumPy or keeps inf as it)."""
+        if self.spec.fastmath:
+            return self.em.assign(f"fptrunc double {value} to float")
+        name = "llvm.experimental.constrained.fptrunc.f32.f64"
+        self.em.declare(f"declare float @{name}(double, metadata, metadata)")
+        return self.em.assign(
+            f'call float @{name}(double {value}, metadata !"round.tonearest", '
+            f'metadata !"fpexcept.strict") #1'
+        )
+
+    @property
+    def element(self) -> str:
+        """The LLVM type of one float element of the kernel's arrays."""
+        return {"f32": "float", "i64": "i64", "i32": "i32"}.get(self.spec.dtype, "double")
+
+    @property
+    def align(self) -> int:
+        """The alignment of one element."""
+        return 4 if self.spec.dtype in ("f32", "i32") else 8
+
     def offset(self, ptr: str, index: str, bool_out: bool = False) -> str:
         """``ptr + index`` elements."""
         return self.em.assign(
-            f"getelementptr {'i8' if bool_out else 'double'}, ptr {ptr}, i64 {index}"
+            f"getelementptr {'i8' if bool_out else self.element}, ptr {ptr}, i64 {index}"
         )
 
     def ptrs_at(self, index: str) -> dict[int, str]:
@@ -101,23 +139,25 @@ class KernelEmit:
         ctx = self.ctx(width)
         if vid in ptrs:
             p = self.offset(ptrs[vid], i)
-            out = self.em.assign(f"load {ctx.ft}, ptr {p}, align 8")
+            out = self.em.assign(f"load {ctx.ft}, ptr {p}, align {self.align}")
         elif vid in self.scalar_val:
             out = self.splat_var(self.scalar_val[vid], width)
         else:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
             args = [self.value(a, width, ptrs, i, memo) for a in node.args]
-            out = self.lowerings[node.op](ctx, node, args)
+            integer = self.spec.dtype in ("i64", "i32") and node.op not in ("select", "logical")
+            out = (lower_int if integer else self.lowerings[node.op])(ctx, node, args)
         memo[vid] = out
         return out
 
     def splat_var(self, scalar: str, width: int) -> str:
-        """Broadcast an SSA double to `width` lanes."""
+        """Broadcast an SSA float to `width` lanes."""
         if width == 1:
             return scalar
-        one = self.em.assign(f"insertelement <{width} x double> poison, double {scalar}, i64 0")
+        et = self.element
+        one = self.em.assign(f"insertelement <{width} x {et}> poison, {et} {scalar}, i64 0")
         return self.em.assign(
-            f"shufflevector <{width} x double> {one}, <{width} x double> poison, "
+            f"shufflevector <{width} x {et}> {one}, <{width} x {et}> poison, "
             f"<{width} x i32> zeroinitializer"
         )
 
@@ -151,7 +191,7 @@ class KernelEmit:
                     v = self.em.assign(f"zext {src} {v} to {ty}")
                     self.em.emit(f"store {ty} {v}, ptr {p}, align 1")
                 else:
-                    self.em.emit(f"store {self.ctx(width).ft} {v}, ptr {p}, align 8")
+                    self.em.emit(f"store {self.ctx(width).ft} {v}, ptr {p}, align {self.align}")
                 return []
 
             return emit
@@ -201,7 +241,15 @@ class KernelEmit:
         dslot = self.em.assign(f"getelementptr {{ptr, ptr}}, ptr %loops, i64 {index}, i32 1")
         fn = self.em.assign(f"load ptr, ptr {fslot}, align 8")
         data = self.em.assign(f"load ptr, ptr {dslot}, align 8")
+        # every loop: NumPy's own clip and min/max loops also clear the flags when done
+        keep = FE_REPORTED.get(platform.machine())
+        if keep is not None:  # the loop may clear the flags our arithmetic raised: keep them
+            self.em.declare("declare i32 @fetestexcept(i32)")
+            self.em.declare("declare i32 @feraiseexcept(i32)")
+            saved = self.em.assign(f"call i32 @fetestexcept(i32 {keep}) #1")
         self.em.emit(f"call void {fn}(ptr {args}, ptr {dims}, ptr {steps}, ptr {data}) #1")
+        if keep is not None:
+            self.em.assign(f"call i32 @feraiseexcept(i32 {saved}) #1")
 
     def materialize(self, count: str, ptrs: dict[int, str], dest: str) -> None:
         """Evaluate the result over ``count`` elements into `dest`, loop calls first."""

@@ -2,9 +2,10 @@
 arrays' own value and validity buffers, with Arrow's null semantics.
 
 The kernel (ABI kinds `column` / `column_bool`, `ppy_core.runtime.abi`) takes each
-array as a C Data Interface `struct ArrowArray` and walks the result byte by byte
-of validity: 8 slots per step, each slot a (value, valid) pair per op, then a tail
-of n % 8 slots. Per op (Arrow's compute docs, checked on pyarrow 26):
+array as a C Data Interface `struct ArrowArray` and walks the result a word of
+validity at a time: W slots per step (8 for a float64 answer, 32 for a boolean one),
+each op giving a vector of values and a word of validity bits (booleans are words
+too), then a tail of n % W slots. Per op (Arrow's compute docs, checked on pyarrow 26):
 
 - arithmetic, comparison, and/or/xor, neg/abs/invert: null if any operand is null;
 - and_kleene/or_kleene: Kleene logic (false AND null is false, true OR null is true);
@@ -194,8 +195,8 @@ def compile_columns(specs: list[ColumnSpec]) -> list[CompiledKernel]:
     """Every spec into one shared library (cached by content); one kernel each."""
     from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 
-    from ._columnar_emit import emit_column_kernel, module_text
     from ._columnar_np import emit_twin_kernel, twin_supported
+    from ._columnar_steps import emit_column_kernel, module_text
     from ._host import fingerprint
     from ._toolchain import build_shared
 

@@ -23,6 +23,14 @@ CODES: Final[dict[str, tuple[str, str]]] = {
     "E2107": ("kernel IR is malformed: {detail}", "report a compiler bug; this site stays NumPy"),
     "E2108": ("no run-time guard for {detail}", "this site stays with its library"),
     "E2040": ("typed loops cannot be lowered: {detail}", "the function stays Python"),
+    "E2049": (
+        "{detail}: integer kernels hold wrapping + - *, negation, abs, extrema, compares",
+        "this site stays NumPy (its division, powers, promotion or OverflowError)",
+    ),
+    "E2048": (
+        "{detail}: float32 kernels hold inline float32 arithmetic only",
+        "this site stays NumPy (its float32 loops, or its promotion)",
+    ),
 }
 
 

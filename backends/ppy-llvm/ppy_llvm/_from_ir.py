@@ -7,14 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import LlvmBackendError
+from ._kernel_dtype import element_kind, int_constant, kernel_dtype
 from ._spec import (
     BINARY,
     EXACT_UNARY,
+    LOGICAL,
     PREDICATES,
     REDUCTIONS,
     KernelSpec,
     LeafKind,
     Node,
+    is_loop_binary,
     is_loop_unary,
 )
 
@@ -28,13 +31,10 @@ def _ops(block: Any) -> list[Any]:
 def _leaf_kind(value: Any) -> LeafKind:
     ty = value.type
     if type(ty).__name__ == "TensorType":
-        if str(getattr(ty, "element", "f64")).lower() not in (
-            "f64",
-            "scalartype(f64)",
-        ) and "f64" not in str(ty.element):
+        if element_kind(ty) is None:
             raise LlvmBackendError("E2103", f"tensor of {ty.element}")
         return "array"
-    if "f64" in str(ty):
+    if getattr(ty, "kind", None) in ("f64", "i64"):  # a Python float or int
         return "scalar"
     raise LlvmBackendError("E2103", f"argument of type {ty}")
 
@@ -73,6 +73,7 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
     ids: dict[int, int] = {id(v): k for k, v in enumerate(leaves)}
     ids.update(alias)
     kinds = tuple(_leaf_kind(v) for v in leaves)
+    dtype = kernel_dtype(leaves, kinds, ops)
     nodes: list[Node] = []
     result: int | None = None
     reduce: str | None = None
@@ -91,13 +92,15 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
         if reduce is not None:
             raise LlvmBackendError("E2103", f"{op.name} after a reduction")
         node = _node(op, [ids[id(v)] for v in op.operands])
+        if dtype in ("i64", "i32") and node.op == "const":  # the exact Python int
+            node = Node("const", (), (("value", int_constant(op, dtype)),))
         nodes.append(node)
         ids[id(op.results[0])] = len(leaves) + len(nodes) - 1
     if result is None:
         raise LlvmBackendError("E2107", "kernel yields nothing")
     if "array" not in kinds:
         raise LlvmBackendError("E2103", "a kernel without array operands")
-    return KernelSpec(kinds, tuple(nodes), result, reduce, fastmath)  # type: ignore[arg-type]
+    return KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype)  # type: ignore[arg-type]
 
 
 def _node(op: Any, args: list[int]) -> Node:
@@ -113,6 +116,12 @@ def _node(op: Any, args: list[int]) -> Node:
         attrs.get("op") in EXACT_UNARY or is_loop_unary(attrs.get("op"))
     ):
         return Node("unary", tuple(args), (("op", str(attrs["op"])),))
+    if op.name == "tensor.binary" and is_loop_binary(attrs.get("op")):
+        return Node("binary", tuple(args), (("op", str(attrs["op"])),))
+    if op.name == "tensor.clip":
+        return Node("clip", tuple(args))
+    if op.name == "tensor.logical" and attrs.get("op") in LOGICAL:
+        return Node("logical", tuple(args), (("op", str(attrs["op"])),))
     if op.name == "tensor.compare" and attrs.get("pred") in PREDICATES:
         return Node("compare", tuple(args), (("pred", str(attrs["pred"])),))
     if op.name == "builtin.constant" and isinstance(attrs.get("value"), (int, float)):

@@ -64,7 +64,7 @@ def _emit_map(ke: KernelEmit) -> None:
     if not ke.loop_nodes:
         count = em.assign("sub i64 %end, %begin")
         ptrs, dest = ke.ptrs_at("%begin"), ke.offset("%out", "%begin", bool_out)
-        if not bool_out and x86_isa():
+        if not bool_out and x86_isa() and ke.spec.dtype == "f64":
             _emit_streaming(ke, count, ptrs, dest)
         ke.stage(count, ptrs, ke.spec.result, dest)
         em.emit("ret void")

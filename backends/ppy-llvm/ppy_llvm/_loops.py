@@ -15,7 +15,11 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
 
 Floating point is IEEE double with no contraction or reassociation (no fast-math
 flags), so every result has Python's and NumPy's bits. Locals are stack slots that
-LLVM's mem2reg turns into registers.
+LLVM's mem2reg turns into registers. What keeps the exact answers cheap, each its
+own module: an innermost loop's affine accesses proven in bounds once on entry
+(`_loops_proof`), float ops sharing their consumer's inf/NaN test (`_loops_defer`),
+and reductions that store nothing run untested, rerun tested only when an
+accumulator ends inf or NaN or the loop would raise (`_loops_spec`).
 """
 
 from __future__ import annotations

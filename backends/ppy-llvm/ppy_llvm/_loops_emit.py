@@ -13,7 +13,10 @@ from typing import Any
 from ppy_core.ir.dialects.loops import is_loops
 
 from ._errors import LlvmBackendError
+from ._loops_defer import use_counts
+from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
+from ._loops_spec import restored, speculation
 
 OK, INDEX_ERROR = 0, 1
 
@@ -44,6 +47,11 @@ class Emitter(ScalarOps):
         self.loop_stack: list[tuple[Any, Any]] = []
         self.counters: dict[int, Any] = {}
         self.tags: dict[int, Any] = {}
+        self.proven: frozenset[int] = frozenset()  # accesses `in_bounds` proved (ids)
+        self.uses = use_counts(func)
+        self.covered: frozenset[int] = frozenset()  # float ops a speculating copy leaves untested
+        self.rerun: Any = None  # where a speculating copy's exits go
+        self.deferred: set[int] = set()  # float results whose test their consumer makes
         self.flags = self.b.alloca(self.i64, name="flags")
         self.b.store(self.i64(0), self.flags)
 
@@ -68,10 +76,10 @@ class Emitter(ScalarOps):
                 )
                 shape = [self.b.load(self.b.gep(shape_ptr, [self.i64(k)])) for k in range(rank)]
                 strides = [self.b.load(self.b.gep(stride_ptr, [self.i64(k)])) for k in range(rank)]
-                if self.contiguous:  # row-major: strides from the shape, not memory
-                    strides = [self.i64(8)]
+                if self.contiguous:  # row-major: strides (in elements) from the shape
+                    strides = [self.i64(1)]
                     for dim in reversed(shape[1:]):
-                        strides.insert(0, self.b.mul(strides[0], dim))
+                        strides.insert(0, self.b.mul(strides[0], dim, flags=["nsw"]))
                 self.arrays[id(arg)] = (data, shape, strides)
                 word += 1
             else:
@@ -88,7 +96,13 @@ class Emitter(ScalarOps):
         self.b.ret(self.i32(code))
 
     def fail(self, cond: Any, code: int, info: list[Any]) -> None:
-        """If `cond`: write `info` to out[1..] and return `code`."""
+        """If `cond`: write `info` to out[1..] and return `code` (in a speculating
+        copy: rerun the loop tested, which reaches this exit as Python would)."""
+        if self.rerun is not None:
+            go_on = self.fn.append_basic_block("spec_ok")
+            self.b.cbranch(cond, self.rerun, go_on)
+            self.b.position_at_end(go_on)
+            return
         with self.b.if_then(cond, likely=False):
             for k, v in enumerate(info):
                 self.b.store(v, self.b.gep(self.out, [self.i64(1 + k)]))
@@ -150,18 +164,25 @@ class Emitter(ScalarOps):
         self.put(op, self.arrays[id(op.operands[0])][1][op.attributes["axis"]])
 
     def address(self, op: Any, array: Any, indices: list[Any]) -> Any:
+        """The element's pointer, each index checked (or proven) within [0, n) first:
+        so the offset arithmetic cannot wrap (`nsw`) and stays inside the array's
+        buffer (`inbounds`), which lets LLVM's alias analysis follow it."""
         data, shape, strides = self.arrays[id(array)]
         b_, offset = self.b, self.i64(0)
         names = op.attributes.get("axes") or range(len(indices))  # what IndexError names
+        nsw = ["nsw"]
         for axis, index in enumerate(indices):
             i = self.v(index)
-            n = shape[axis]
-            wrapped = b_.select(b_.icmp_signed("<", i, self.i64(0)), b_.add(i, n), i)
-            out = b_.icmp_unsigned(">=", wrapped, n)  # negative after wrapping: huge unsigned
-            self.fail(out, INDEX_ERROR, [i, self.i64(names[axis]), n])
-            offset = b_.add(offset, b_.mul(wrapped, strides[axis]))
-        elem = self.f64 if array.type.element.kind == "f64" else self.i64
-        return b_.bitcast(b_.gep(data, [offset]), elem.as_pointer())
+            if id(op) not in self.proven:  # else in [0, n) on every iteration (`in_bounds`)
+                n = shape[axis]
+                i = b_.select(b_.icmp_signed("<", i, self.i64(0)), b_.add(i, n), i)
+                out = b_.icmp_unsigned(">=", i, n)  # negative after wrapping: huge unsigned
+                self.fail(out, INDEX_ERROR, [self.v(index), self.i64(names[axis]), n])
+            offset = b_.add(offset, b_.mul(i, strides[axis], flags=nsw), flags=nsw)
+        elem = (self.f64 if array.type.element.kind == "f64" else self.i64).as_pointer()
+        if self.contiguous:  # strides in elements
+            return b_.gep(b_.bitcast(data, elem), [offset], inbounds=True)
+        return b_.bitcast(b_.gep(data, [offset], inbounds=True), elem)
 
     def op_load(self, op: Any) -> None:
         self.put(op, self.b.load(self.address(op, op.operands[0], op.operands[1:]), align=1))
@@ -172,12 +193,63 @@ class Emitter(ScalarOps):
 
     # -- control flow ----------------------------------------------------------------
     def op_for(self, op: Any) -> None:
+        """`for` over range(lo, hi, step); an innermost loop whose accesses are proven in
+        bounds on entry (`_loops_proof`) runs a copy without their checks."""
         b_, step = self.b, op.attributes["step"]
         lo, hi = self.v(op.operands[0]), self.v(op.operands[1])
+        done = self.fn.append_basic_block("for_end")
+        accesses = provable(op)
+        if accesses:
+            fast, checked = (self.fn.append_basic_block(n) for n in ("proven", "checked"))
+            b_.cbranch(self.in_bounds(accesses, lo, hi, step), fast, checked)
+            b_.position_at_end(fast)
+            outer, self.proven = self.proven, self.proven | {id(a.op) for a in accesses}
+            try:
+                self.speculate(op, lo, hi, done)
+            finally:
+                self.proven = outer
+            b_.position_at_end(checked)
+            self.loop(op, lo, hi, done)
+        else:
+            self.speculate(op, lo, hi, done)
+        b_.position_at_end(done)
+
+    def speculate(self, op: Any, lo: Any, hi: Any, done: Any) -> None:
+        """The loop, first as a copy whose covered float ops carry no inf/NaN test
+        (`_loops_spec`); when an accumulator ends inf or NaN, or the copy would leave
+        the function, the locals it wrote are restored and the tested copy runs."""
+        covered, accumulators = speculation(op)
+        if not covered:
+            self.loop(op, lo, hi, done)
+            return
+        b_ = self.b
+        names = [n for name in restored(op) for n in (name, name + "$tag") if n in self.slots]
+        saved = [(self.slots[n], b_.load(self.slots[n])) for n in names]
+        ended, rerun = self.fn.append_basic_block("spec_end"), self.fn.append_basic_block("rerun")
+        outer = self.covered, self.rerun
+        self.covered, self.rerun = covered, rerun
+        try:
+            self.loop(op, lo, hi, ended)
+        finally:
+            self.covered, self.rerun = outer
+        b_.position_at_end(ended)
+        finite = self.i1(1)
+        for name in accumulators:
+            value = b_.load(self.slots[name])
+            magnitude = self.call_f("llvm.fabs.f64", [value])
+            finite = b_.and_(finite, b_.fcmp_ordered("<", magnitude, self.f64(float("inf"))))
+        b_.cbranch(finite, done, rerun)
+        b_.position_at_end(rerun)
+        for slot, value in saved:
+            b_.store(value, slot)
+        self.loop(op, lo, hi, done)
+
+    def loop(self, op: Any, lo: Any, hi: Any, done: Any) -> None:
+        b_, step = self.b, op.attributes["step"]
         counter = self.counters[id(op)]  # Python's hidden iterator, not the slot
         b_.store(lo, counter)
-        cond, body, inc, done = (
-            self.fn.append_basic_block(n) for n in ("for_cond", "for_body", "for_inc", "for_end")
+        cond, body, inc = (
+            self.fn.append_basic_block(n) for n in ("for_cond", "for_body", "for_inc")
         )
         b_.branch(cond)
         b_.position_at_end(cond)
@@ -191,9 +263,53 @@ class Emitter(ScalarOps):
         if not b_.block.is_terminated:
             b_.branch(inc)
         b_.position_at_end(inc)
-        b_.store(b_.add(b_.load(counter), self.i64(step)), counter)
-        b_.branch(cond)
-        b_.position_at_end(done)
+        it = b_.load(counter)
+        if abs(step) == 1:  # it < hi (or > hi): one step more cannot leave int64
+            b_.store(b_.add(it, self.i64(step), flags=["nsw"]), counter)
+            b_.branch(cond)
+            return
+        # a longer step past int64's end: Python's range is over, as the test would say
+        both = b_.call(self.overflow_add(), [it, self.i64(step)])
+        b_.store(b_.extract_value(both, 0), counter)
+        b_.cbranch(b_.extract_value(both, 1), done, cond)
+
+    def overflow_add(self) -> Any:
+        name = "llvm.sadd.with.overflow.i64"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            pair = self.ir.LiteralStructType([self.i64, self.i1])
+            fn = self.ir.Function(self.module, self.ir.FunctionType(pair, [self.i64] * 2), name)
+        return fn
+
+    def in_bounds(self, accesses: list[Access], lo: Any, hi: Any, step: int) -> Any:
+        """i1: every index of every access lies in [0, n) at both ends of the counter's
+        range ([lo, hi - 1], or [hi + 1, lo] stepping down), summed in 128 bits."""
+        b_, wide = self.b, self.ir.IntType(128)
+        ends = (lo, b_.sub(hi, self.i64(1))) if step > 0 else (b_.add(hi, self.i64(1)), lo)
+        ok, seen = self.i1(1), set()
+        for access in accesses:
+            shape = self.arrays[id(access.array)][1]
+            for axis, form in enumerate(access.forms):
+                key = (id(access.array), axis, form.const, tuple(sorted(form.terms.items())))
+                if key in seen:  # `L[j, k] * L[j, k]`: one test
+                    continue
+                seen.add(key)
+                n = b_.sext(shape[axis], wide)
+                for end in ends if ("iv",) in form.terms else ends[:1]:
+                    total = wide(form.const)
+                    for key, coeff in form.terms.items():
+                        if key[0] == "iv":
+                            var = end
+                        elif key[0] == "slot":  # a local the loop never writes
+                            var = b_.load(self.slots[key[1]])
+                        else:
+                            var = self.arrays[key[1]][1][key[2]]
+                        total = b_.add(total, b_.mul(wide(coeff), b_.sext(var, wide)))
+                    inside = b_.and_(
+                        b_.icmp_signed(">=", total, wide(0)), b_.icmp_signed("<", total, n)
+                    )
+                    ok = b_.and_(ok, inside)
+        return ok
 
     def op_while(self, op: Any) -> None:
         b_ = self.b

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import LlvmBackendError
+from ._loops_defer import defers, source
 
 ZERO_DIVISION, MATH_DOMAIN = 2, 3  # return codes (see `_loops`)
 FLAG_OPS = ("add", "sub", "mul", "truediv")
@@ -27,6 +28,10 @@ class ScalarOps:
     module: Any
     flags: Any
     slots: dict[str, Any]
+    uses: dict[int, int]
+    proven: frozenset[int]
+    covered: frozenset[int]
+    deferred: set[int]
     fn: Any
     v: Any
     put: Any
@@ -107,9 +112,16 @@ class ScalarOps:
             if tag is not None:  # a Python float divides by zero into an error, NumPy's not
                 zero = self.b.and_(zero, self.b.not_(tag))
             self.fail(zero, ZERO_DIVISION, [self.i64(which)])
-        r = {"add": self.b.fadd, "sub": self.b.fsub, "mul": self.b.fmul, "truediv": self.b.fdiv}[
-            name
-        ](a, b)
+        r = self.machine_op(name, a, b)
+        if id(op) in self.covered:  # a speculating copy: the accumulators' test covers it
+            self.deferred.discard(id(op.results[0]))
+            self.put(op, r, tag)
+            return
+        if defers(op, self.uses, self.proven):  # its consumer's test covers it
+            self.deferred.add(id(op.results[0]))
+            self.put(op, r, tag)
+            return
+        self.deferred.discard(id(op.results[0]))  # (the other copy of a versioned loop)
         # every NaN payload choice and NumPy event leaves a result that is inf or NaN:
         # test that alone on the hot path, settle the rest off it
         b_ = self.b
@@ -118,14 +130,56 @@ class ScalarOps:
         )
         start = b_.block
         with b_.if_then(special, likely=False):
-            numpy = py in ("f64", "fnum")
-            flag = tag if tag is not None else self.i1(1 if numpy else 0)
-            fixed = b_.call(self.slow_path(name, numpy), [a, b, r, flag, self.flags])
+            if any(id(source(x)) in self.deferred for x in op.operands):
+                fixed = self.settle(op, tag)  # a deferred op in the tree may have an event
+            else:
+                fixed = self.unless_inf_carried(op, tag, a, b, r)
             end = b_.block
         merged = b_.phi(self.f64)
         merged.add_incoming(r, start)
         merged.add_incoming(fixed, end)
         self.put(op, merged, tag)
+
+    def unless_inf_carried(self, op: Any, tag: Any, a: Any, b: Any, r: Any) -> Any:
+        """An infinite result with an infinite operand (inf + 1, inf * 2, inf / 0) is
+        exact and raises no event: it skips the slow path (Floyd's `inf + d`)."""
+        b_ = self.b
+
+        def infinite(x: Any) -> Any:
+            return b_.fcmp_ordered("==", self.call_f("llvm.fabs.f64", [x]), self.f64(float("inf")))
+
+        carried = b_.and_(infinite(r), b_.or_(infinite(a), infinite(b)))
+        start = b_.block
+        with b_.if_then(b_.not_(carried), likely=False):
+            fixed = self.settle(op, tag)
+            end = b_.block
+        merged = b_.phi(self.f64)
+        merged.add_incoming(r, start)
+        merged.add_incoming(fixed, end)
+        return merged
+
+    def machine_op(self, name: str, a: Any, b: Any) -> Any:
+        return {"add": self.b.fadd, "sub": self.b.fsub, "mul": self.b.fmul, "truediv": self.b.fdiv}[
+            name
+        ](a, b)
+
+    def settle(self, op: Any, tag: Any) -> Any:
+        """Off the hot path: `op`'s exact result, recomputed from its operands with the
+        ops that deferred their test to it (`_loops_defer`) settled first, each with
+        its NaN payload and NumPy flags (the slow path leaves a finite result as is)."""
+        operands = []
+        for value in op.operands:
+            behind = source(value)
+            if id(behind) in self.deferred:
+                operands.append(self.settle(behind.owner, self.tags.get(id(behind))))
+            else:
+                operands.append(self.v(value))
+        a, b = operands
+        name, py = op.attributes["op"], op.attributes["py"]
+        numpy = py in ("f64", "fnum")
+        flag = tag if tag is not None else self.i1(1 if numpy else 0)
+        r = self.machine_op(name, a, b)
+        return self.b.call(self.slow_path(name, numpy), [a, b, r, flag, self.flags])
 
     def slow_path(self, name: str, numpy: bool) -> Any:
         """`double f(a, b, r, i1 numpy, i64 *flags)`: the NaN payload and NumPy's flags
@@ -181,10 +235,11 @@ class ScalarOps:
 
     def int_binop(self, name: str, a: Any, b: Any) -> Any:
         b_ = self.b
+        nsw = ["nsw"]  # the front end proved every Python int here fits 63 bits
         simple = {
-            "add": b_.add,
-            "sub": b_.sub,
-            "mul": b_.mul,
+            "add": lambda x, y: b_.add(x, y, flags=nsw),
+            "sub": lambda x, y: b_.sub(x, y, flags=nsw),
+            "mul": lambda x, y: b_.mul(x, y, flags=nsw),
             "lshift": b_.shl,
             "rshift": b_.ashr,
             "and": b_.and_,
@@ -208,8 +263,9 @@ class ScalarOps:
         return b_.select(fix, b_.add(r, b), r)
 
     def numpy_flags(self, name: str, a: Any, b: Any, r: Any, tag: Any = None) -> None:
-        """What NumPy's scalar op would warn about: invalid (NaN from non-NaN operands),
-        divide (a finite nonzero over zero), overflow (inf from finite operands)."""
+        """What NumPy's scalar op would warn about: invalid (NaN from non-NaN operands,
+        or a signalling NaN operand), divide (a finite nonzero over zero), overflow
+        (inf from finite operands)."""
         b_ = self.b
         k = FLAG_OPS.index(name)
         if tag is None:  # called only where the result is inf or NaN
@@ -227,7 +283,14 @@ class ScalarOps:
         def finite(x: Any) -> Any:
             return b_.fcmp_ordered("<", self.call_f("llvm.fabs.f64", [x]), self.f64(float("inf")))
 
-        invalid = b_.and_(isnan(r), b_.not_(b_.or_(isnan(a), isnan(b))))
+        def signalling(x: Any) -> Any:  # a NaN without the quiet bit: the FPU's invalid
+            quiet = b_.and_(b_.bitcast(x, self.i64), self.i64(0x0008000000000000))
+            return b_.and_(isnan(x), b_.icmp_unsigned("==", quiet, self.i64(0)))
+
+        invalid = b_.and_(
+            isnan(r),
+            b_.or_(b_.not_(b_.or_(isnan(a), isnan(b))), b_.or_(signalling(a), signalling(b))),
+        )
         infinite = b_.and_(b_.not_(finite(r)), b_.not_(isnan(r)))
         both_finite = b_.and_(finite(a), finite(b))
         blown = b_.and_(infinite, both_finite)

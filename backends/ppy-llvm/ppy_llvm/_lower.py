@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import platform
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -38,9 +39,14 @@ class LowerCtx:
         return self.spec.nodes[vid - len(self.spec.leaves)].op == "const"
 
     @property
+    def et(self) -> str:
+        """The element float type: ``double``, or ``float`` in a float32 kernel."""
+        return {"f32": "float", "i64": "i64", "i32": "i32"}.get(self.spec.dtype, "double")
+
+    @property
     def ft(self) -> str:
         """The float type at this width."""
-        return "double" if self.width == 1 else f"<{self.width} x double>"
+        return self.et if self.width == 1 else f"<{self.width} x {self.et}>"
 
     @property
     def bt(self) -> str:
@@ -50,21 +56,22 @@ class LowerCtx:
     @property
     def sfx(self) -> str:
         """Intrinsic type suffix."""
-        return "f64" if self.width == 1 else f"v{self.width}f64"
+        kind = self.spec.dtype
+        return kind if self.width == 1 else f"v{self.width}{kind}"
 
     def splat(self, value: float) -> str:
         """A constant at this width."""
-        lit = f64_literal(value)
+        lit = float_literal(value, self.spec.dtype)
         if self.width == 1:
             return lit
-        return "<" + ", ".join([f"double {lit}"] * self.width) + ">"
+        return "<" + ", ".join([f"{self.et} {lit}"] * self.width) + ">"
 
     def binop(self, kind: str, a: str, b: str) -> str:
         """fadd/fsub/fmul/fdiv, strict or fast. Strict x86 code pins the instruction
         and its operand order (`pinned_binop`)."""
         if not self.strict:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
-        if x86_isa():
+        if x86_isa() and self.spec.dtype == "f64":  # float32 NaN results go to NumPy
             return self.first_nan_wins(a, pinned_binop(self, kind, a, b))
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
@@ -120,6 +127,16 @@ class LowerCtx:
 
 
 Lowering = Callable[[LowerCtx, Node, list[str]], str]
+
+
+def float_literal(value: float, dtype: str = "f64") -> str:
+    """An exact LLVM literal of `value` as a double, or rounded to float32 (to nearest,
+    as NumPy casts a Python float to float32; LLVM writes a float's literal as the
+    double of the same value)."""
+    if dtype == "f32":
+        value = struct.unpack("<f", struct.pack("<f", value))[0]
+    return f64_literal(value)
+
 
 _ARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv"}
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
@@ -239,6 +256,15 @@ def lower_compare(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     return ctx.fcmp(_FCMP[str(node.attr("pred"))], args[0], args[1])
 
 
+def lower_logical(ctx: LowerCtx, node: Node, args: list[str]) -> str:
+    """`&`, `|`, `^`, `~` of i1 values (NumPy's bool arrays): exact, no flags."""
+    op = str(node.attr("op"))
+    if op == "not":
+        true = "true" if ctx.width == 1 else "<" + ", ".join(["i1 true"] * ctx.width) + ">"
+        return ctx.em.assign(f"xor {ctx.bt} {args[0]}, {true}")
+    return ctx.em.assign(f"{op} {ctx.bt} {args[0]}, {args[1]}")
+
+
 def lower_select(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     """np.where(cond, a, b): a bit copy."""
     return ctx.select(args[0], args[1], args[2])
@@ -261,6 +287,7 @@ LOWERINGS: Mapping[str, Lowering] = {
     "unary": lower_unary,
     "pow": lower_pow_fast,
     "compare": lower_compare,
+    "logical": lower_logical,
     "select": lower_select,
     "const": lower_const,
 }

@@ -22,13 +22,16 @@ from collections.abc import Callable, Sequence
 from ppy_core.runtime.abi import ProofCase
 
 from ._host import fingerprint
-from ._spec import LOOP_UNARY, KernelBuilder, KernelSpec
+from ._spec import LOOP_BINARY, LOOP_UNARY, KernelBuilder, KernelSpec
 
-CANDIDATES = (*LOOP_UNARY, "power")
+CANDIDATES = (*LOOP_UNARY, "power", *LOOP_BINARY, "clip")
 
 
-def proof_specs(names: Sequence[str] = CANDIDATES) -> dict[str, list[tuple[KernelSpec, tuple]]]:
-    """Per candidate: (spec, reference expression) of a bare call and a fused one."""
+def proof_specs(
+    names: Sequence[str] = CANDIDATES, binary: Sequence[str] = ()
+) -> dict[str, list[tuple[KernelSpec, tuple]]]:
+    """Per candidate: (spec, reference expression) of a bare call and a fused one;
+    `binary` names the other libraries' loops among them that take two inputs."""
     out: dict[str, list[tuple[KernelSpec, tuple]]] = {}
     for name in names:
         b1, b2 = KernelBuilder(), KernelBuilder()
@@ -39,6 +42,23 @@ def proof_specs(names: Sequence[str] = CANDIDATES) -> dict[str, list[tuple[Kerne
             s2 = b2.build(b2.op("add", b2.op("pow", b2.op("mul", x2, y2), b2.const(2.5)), y2))
             fused: tuple = ("add", ("power", ("mul", 0, 1), 2.5), 1)
             out[name] = [(s1, ("power", 0, 1)), (s2, fused)]
+        elif name in LOOP_BINARY or name in binary:  # bare, fused, a constant (stride 0)
+            s1 = b1.build(b1.op("binary", x1, y1, op=name))
+            s2 = b2.build(b2.op("add", b2.op("binary", b2.op("mul", x2, y2), y2, op=name), y2))
+            b3 = KernelBuilder()
+            x3, _ = b3.leaf(), b3.leaf()  # the proof calls every kernel with (x, y)
+            s3 = b3.build(b3.op("binary", x3, b3.const(0.5), op=name))
+            fused = ("add", (name, ("mul", 0, 1), 1), 1)
+            out[name] = [(s1, (name, 0, 1)), (s2, fused), (s3, (name, 0, 0.5))]
+        elif name == "clip":  # array bounds, then the constant bounds of `np.clip(x, lo, hi)`
+            s1 = b1.build(b1.op("clip", x1, b1.op("neg", y1), y1))
+            b3 = KernelBuilder()
+            x3, _ = b3.leaf(), b3.leaf()
+            s3 = b3.build(b3.op("clip", b3.op("mul", x3, x3), b3.const(-1.0), b3.const(0.5)))
+            out[name] = [
+                (s1, ("clip", 0, ("negative", 1), 1)),
+                (s3, ("clip", ("mul", 0, 0), -1.0, 0.5)),
+            ]
         else:
             s1 = b1.build(b1.op("unary", x1, op=name))
             s2 = b2.build(b2.op("add", b2.op("unary", b2.op("mul", x2, y2), op=name), y2))
@@ -68,11 +88,14 @@ def _cases(
     ]
 
 
-def run_proof(library: str, names: Sequence[str] = CANDIDATES) -> dict[str, str]:
+def run_proof(
+    library: str, names: Sequence[str] = CANDIDATES, binary: Sequence[str] = ()
+) -> dict[str, str]:
     """``{loop: "ok" | reason}`` for every candidate, by experiment (`library`'s adapter)."""
     from ppy_core.runtime.adapter import adapter
 
-    named = [(n, spec, expr) for n, pair in proof_specs(names).items() for spec, expr in pair]
+    specs = proof_specs(names, binary)
+    named = [(n, spec, expr) for n, pair in specs.items() for spec, expr in pair]
     lib_name = "proof" if tuple(names) == CANDIDATES else f"proof-{_safe(','.join(names))[:60]}"
     verdict = adapter(library).prove(_cases(named, "wide", lib_name))
     return {name: verdict.get(name, "not tested") for name in names}
@@ -93,7 +116,9 @@ def _cached(
     path = _path(prefix, library)
     if not refresh and os.path.exists(path):
         with open(path) as fh:
-            return dict(json.load(fh))
+            cached = dict(json.load(fh))
+        if prefix != "proof" or set(CANDIDATES) <= set(cached):
+            return cached  # else: a verdict from before a candidate was added
     verdict = run(library)
     _write(path, verdict)
     return verdict
@@ -117,11 +142,13 @@ def _write(path: str, verdict: dict[str, str]) -> None:
     os.replace(tmp, path)
 
 
-def proven(library: str, refresh: bool = False, loops: Sequence[str] = ()) -> dict[str, str]:
+def proven(
+    library: str, refresh: bool = False, loops: Sequence[str] = (), binary: Sequence[str] = ()
+) -> dict[str, str]:
     """The cached loop verdicts for this fingerprint + `library`'s build (computed on
     first use), plus one for each ufunc of another library that `loops` names
-    (``scipy.special:erf``): the missing ones proven together, each cached under that
-    library's install.
+    (``scipy.special:erf``; those in `binary` take two inputs, ``scipy.special:xlogy``):
+    the missing ones proven together, each cached under that library's install.
     LookupError when no adapter is registered for `library`."""
     verdict = dict(_cached("proof", library, run_proof, refresh))
     foreign = [n for n in dict.fromkeys(loops) if n not in verdict and ":" in n]
@@ -134,7 +161,7 @@ def proven(library: str, refresh: bool = False, loops: Sequence[str] = ()) -> di
                 verdict.update(json.load(fh))
     missing = [n for n in foreign if n not in verdict]
     if missing:  # one compile and one adapter run for all of them
-        found = run_proof(library, missing)
+        found = run_proof(library, missing, [n for n in missing if n in binary])
         for name in missing:
             _write(paths[name], {name: found[name]})
         verdict.update(found)

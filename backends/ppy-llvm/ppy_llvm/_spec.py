@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 LeafKind = Literal["array", "scalar"]
+FloatKind = Literal["f64", "f32", "i64", "i32"]  # the element type (also integers)
 ReduceKind = Literal["add", "mul", "max", "min", "mean"]
 
 BINARY: Final = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"})
@@ -35,7 +36,12 @@ LOOP_UNARY: Final = (
     "sinh",
     "cosh",
     "tanh",
+    "sign",
 )
+#: two-input functions (`binary` nodes) fused by calling the library's loop; `clip`
+#: (three inputs) likewise. Their NaN and signed-zero choices differ between NumPy's
+#: SIMD body and its scalar tail, so only the library's own loop gives its bits.
+LOOP_BINARY: Final = ("arctan2", "hypot", "fmax", "fmin")
 
 
 def is_loop_unary(op: object) -> bool:
@@ -46,18 +52,36 @@ def is_loop_unary(op: object) -> bool:
         return False
     if op in LOOP_UNARY:
         return True
+    return is_foreign_loop(op)
+
+
+def is_loop_binary(op: object) -> bool:
+    """Whether a `binary` op is fused by calling a library's loop: one of `LOOP_BINARY`
+    (NumPy's), or another library's two-input ufunc named ``module:attr``
+    (``scipy.special:xlogy``)."""
+    return isinstance(op, str) and (op in LOOP_BINARY or is_foreign_loop(op))
+
+
+def is_foreign_loop(op: object) -> bool:
+    """Whether `op` names another library's ufunc, ``dotted.module:attr``, resolved by
+    the site library's runtime adapter (SciPy's loops test and clear the FP flags to
+    report through `sf_error`: `_codegen` keeps the kernel's own flags across them)."""
+    if not isinstance(op, str):
+        return False
     module, sep, attr = op.partition(":")
     return bool(sep) and attr.isidentifier() and all(p.isidentifier() for p in module.split("."))
 
 
 PREDICATES: Final = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
+LOGICAL: Final = frozenset({"and", "or", "xor", "not"})
 REDUCTIONS: Final = frozenset({"add", "mul", "max", "min", "mean"})
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
     """One operation: ``op`` is ``add``..``minimum``, ``neg``, ``abs``,
-    ``unary`` (attr ``op``), ``compare`` (attr ``pred``), ``select``, ``const``
+    ``unary`` / ``binary`` (attr ``op``), ``clip`` (three operands), ``compare``
+    (attr ``pred``), ``select``, ``const``
     (attr ``value``). ``pow`` takes attr ``scalar_fast_path`` (NumPy's
     ``ndarray ** python_scalar`` shortcut: 2 -> square, 0.5 -> sqrt, -1 -> reciprocal)."""
 
@@ -79,13 +103,16 @@ class KernelSpec:
     result: int
     reduce: ReduceKind | None = None
     fastmath: bool = False
+    #: the float type of every array leaf, scalar and float value: ``f32`` kernels
+    #: (NumPy's float32 arithmetic) take only inline ops and no reduction
+    dtype: FloatKind = "f64"
     _key: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def value_is_bool(self, vid: int) -> bool:
-        """Whether value `vid` is an i1 tensor (a comparison)."""
+        """Whether value `vid` is an i1 tensor (a comparison, or logic of them)."""
         if vid < len(self.leaves):
             return False
-        return self.nodes[vid - len(self.leaves)].op == "compare"
+        return self.nodes[vid - len(self.leaves)].op in ("compare", "logical")
 
     @property
     def result_kind(self) -> str:
@@ -105,8 +132,10 @@ class KernelSpec:
 
     def to_json(self) -> str:
         """Canonical text of the spec (stable across processes)."""
+        extra = {"dtype": self.dtype} if self.dtype != "f64" else {}
         return json.dumps(
             {
+                **extra,
                 "leaves": list(self.leaves),
                 "nodes": [
                     [n.op, list(n.args), sorted([k, repr(v)] for k, v in n.attrs)]
@@ -141,6 +170,10 @@ def loop_name(node: Node, spec: KernelSpec) -> str | None:
     """The NumPy loop a node needs (``sin``, ``power``), or None if lowered inline."""
     if node.op == "unary" and is_loop_unary(node.attr("op")):
         return str(node.attr("op"))
+    if node.op == "binary":
+        return str(node.attr("op"))
+    if node.op == "clip":
+        return "clip"
     if node.op == "pow":
         if node.attr("scalar_fast_path", False) and const_value(spec, node.args[1]) in POW_FAST:
             return None
@@ -171,7 +204,11 @@ class KernelBuilder:
         return self.op("const", value=float(value))
 
     def build(
-        self, result: int, reduce: ReduceKind | None = None, fastmath: bool = False
+        self,
+        result: int,
+        reduce: ReduceKind | None = None,
+        fastmath: bool = False,
+        dtype: FloatKind = "f64",
     ) -> KernelSpec:
         """Freeze into a `KernelSpec`."""
-        return KernelSpec(tuple(self.leaves), tuple(self.nodes), result, reduce, fastmath)
+        return KernelSpec(tuple(self.leaves), tuple(self.nodes), result, reduce, fastmath, dtype)

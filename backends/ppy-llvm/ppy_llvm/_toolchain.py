@@ -89,6 +89,7 @@ def _compile(ir_text: str, out: Path) -> None:
             str(so_tmp),
             str(obj_path),
             str(c_path),
+            "-lm",  # <fenv.h>'s fetestexcept/feraiseexcept around other libraries' loops
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ppy_llvm import KernelBuilder, KernelSpec
-from ppy_llvm._spec import EXACT_UNARY, LOOP_UNARY
+from ppy_llvm._spec import EXACT_UNARY, LOOP_BINARY, LOOP_UNARY
 
 HAVE_LLVM = importlib.util.find_spec("llvmlite") is not None
 HAVE_CC = any(shutil.which(c) for c in ("cc", "gcc", "clang"))
@@ -136,6 +136,14 @@ for _p, _f in (
     EXPRS[f"cmp_{_p}"] = ("aa", _cmp(_p), None, _f)
 for _u in (*sorted(EXACT_UNARY - {"neg", "abs"}), *LOOP_UNARY):
     EXPRS[_u] = ("a", _unary(_u), None, getattr(np, _u))
+for _bn in LOOP_BINARY:  # two-input NumPy loops (arctan2, fmax, ...)
+    EXPRS[_bn] = (
+        "aa",
+        lambda b, x, _o=_bn: b.op("binary", x[0], x[1], op=_o),
+        None,
+        getattr(np, _bn),
+    )
+EXPRS["clip"] = ("aaa", lambda b, x: b.op("clip", x[0], x[1], x[2]), None, np.clip)
 
 
 def spec_of(name: str) -> KernelSpec:

@@ -4,9 +4,7 @@ answer exactly as Python does: values, their types, arrays, exceptions, warnings
 from __future__ import annotations
 
 import types
-import warnings
 from pathlib import Path
-from typing import Any
 
 import loops_programs
 import numpy as np
@@ -14,6 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from loops_harness import fast_calls as _fast
+from loops_harness import load_both as _load
+from loops_harness import outcome as _outcome
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -114,39 +115,9 @@ def uses_list(a: np.ndarray) -> float:
 """
 
 
-def _load(tmp: Path, name: str, source: str) -> tuple[types.ModuleType, types.ModuleType]:
-    """(compiled module, the same source run as plain Python)."""
-    import ppy
-
-    path = tmp / f"{name}.py"
-    path.write_text(source)
-    plain = types.ModuleType(name + "_plain")
-    exec(compile(source, str(path), "exec"), plain.__dict__)
-    return ppy.load(path), plain
-
-
 @pytest.fixture(scope="module")
 def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, types.ModuleType]:
     return _load(tmp_path_factory.mktemp("loops"), "loops_fixed", FIXED)
-
-
-def _outcome(fn: Any, *args: Any) -> tuple[Any, ...]:
-    """What a call does: ("ok", value bits, type) or ("raise", type, message),
-    plus the arrays' bytes afterwards and the warnings' messages."""
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value = fn(*copies)
-            what: tuple[Any, ...] = ("ok", type(value), repr(value), np.asarray(value).tobytes())
-        except Exception as exc:  # compared, never swallowed
-            what = ("raise", type(exc), str(exc))
-    arrays = [a.tobytes() for a in copies if isinstance(a, np.ndarray)]
-    return (*what, arrays, sorted({str(w.message) for w in caught}))
-
-
-def _fast(fn: Any) -> int:
-    return int(fn.ppy_stats()["fast"])
 
 
 def test_forward_substitution_bits(fixed) -> None:

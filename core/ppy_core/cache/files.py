@@ -14,16 +14,16 @@ first for the same reason.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from _thread import allocate_lock  # `threading` costs a cached start ~1-2 ms
-from collections.abc import Mapping
 from pathlib import Path
 
 from ppy_core.cache.trust import owned_by_other
+from ppy_core.runtime import jsontext  # `json` costs a cached start ~2 ms: written lazily
 
 TYPE_CHECKING = False  # `typing` costs a cached start ~3 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 FORMAT = 1
@@ -132,6 +132,8 @@ def write_manifest(stage: Path, key: str, meta: Mapping[str, Any]) -> dict[str, 
         "files": scan_files(stage / FILES),
         "meta": dict(meta),
     }
+    import json
+
     text = json.dumps(manifest, sort_keys=True, indent=1)
     with open(stage / MANIFEST, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -139,7 +141,7 @@ def write_manifest(stage: Path, key: str, meta: Mapping[str, Any]) -> dict[str, 
         os.fsync(handle.fileno())
     (stage / LAST_USED).touch()
     fsync_dir(stage)
-    return json.loads(text)  # type: ignore[no-any-return]
+    return jsontext.loads(text)  # type: ignore[no-any-return]
 
 
 def read_manifest(entry_dir: Path, key: str) -> dict[str, Any]:
@@ -154,7 +156,7 @@ def read_manifest(entry_dir: Path, key: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise Corrupt(f"manifest.json cannot be read: {exc}") from None
     try:
-        manifest = json.loads(text)
+        manifest = jsontext.loads(text)
     except ValueError:
         raise Corrupt("manifest.json is not valid JSON") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -234,6 +236,8 @@ def remove_tree(path: Path, trash: Path) -> bool:
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Replace `path` with `data` as JSON; readers see the old or the new file, whole."""
+    import json
+
     from ppy_core.cache.trust import private_dir
 
     private_dir(path.parent)

@@ -67,43 +67,47 @@ def backend_fingerprints(backends: Iterable[Backend]) -> dict[str, str]:
     return {b.name: _fingerprint("backend", b) for b in backends}
 
 
-def recorded_fingerprint(kind: str, thing: Plugin | Backend) -> str:
-    """`thing`'s fingerprint from a record (`ppy_core.cache.records`) while its package's
-    files and its libraries' top-level files are unchanged, else asked and recorded.
-    For `ppy check`, which must not import torch (seconds) to key a file it only types;
-    a plugin that claims no library is asked every time."""
-    import os
-
-    from ppy_core.cache import records
-    from ppy_core.runtime.registered import build_files
-
+def typing_fingerprint(kind: str, thing: Plugin | Backend) -> str:
+    """What decides `thing`'s typing answers, for `ppy check`, read without importing
+    its libraries: its name and version and each library it claims, as installed (its
+    own code is keyed apart, by `code_ids`). `fingerprint()` describes
+    what a build links against (torch's ABI, CUDA, CPU features) and may import the
+    library, seconds for torch, which typing does not depend on. A plugin that claims
+    no library is asked every time."""
     libraries = tuple(getattr(thing, "modules", ()))
-    module = type(thing).__module__
     if not libraries:
         return _fingerprint(kind, thing)
-    host = os.uname()[1] if hasattr(os, "uname") else ""
-    name = f"fingerprint:{kind}:{thing.name}:{module}:{thing.version}:{host}"
-    known = records.read(name)
-    if isinstance(known, dict) and isinstance(known.get("fingerprint"), str):
-        return str(known["fingerprint"])
-    value = _fingerprint(kind, thing)
-    records.write(name, build_files(f"{module}:x", libraries), {"fingerprint": value})
-    return value
+    versions = ":".join(f"{m}={_library_version(m)}" for m in libraries)
+    return f"typing:{thing.name}:v{thing.version}:{versions}"
+
+
+def _library_version(module: str) -> str:
+    """An installed module's identity without importing it or parsing metadata (which
+    costs more than typing a file): its top-level file's size and mtime."""
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec(module)
+        stat = os.stat(spec.origin) if spec is not None and spec.origin else None
+    except (ImportError, ValueError, OSError):
+        stat = None
+    return f"{stat.st_size}@{stat.st_mtime_ns}" if stat is not None else "none"
 
 
 def usable_fingerprints(
-    kind: str, things: Iterable[Plugin] | Iterable[Backend], *, recorded: bool = False
+    kind: str, things: Iterable[Plugin] | Iterable[Backend], *, typing: bool = False
 ) -> tuple[dict[str, str], list[Diagnostic]]:
     """Each fingerprint by name, leaving out what has none: a plugin or backend whose
     `fingerprint()` raises or returns no text is deactivated for the module (its code
     runs as Python) with one E1908 warning naming it and the exception, so one broken
-    distribution never stops a run. `recorded`: read from records (`recorded_fingerprint`)."""
+    distribution never stops a run. `typing`: what typing depends on (`typing_fingerprint`)."""
     found: dict[str, str] = {}
     dropped: list[Diagnostic] = []
     for thing in things:
         try:
             found[thing.name] = (
-                recorded_fingerprint(kind, thing) if recorded else _fingerprint(kind, thing)
+                typing_fingerprint(kind, thing) if typing else _fingerprint(kind, thing)
             )
         except PluginError as exc:
             undo = (

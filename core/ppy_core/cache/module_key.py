@@ -61,9 +61,9 @@ def options_of(config: Config) -> dict[str, object]:
 def module_key(path: Path, config: Config | None = None, *, typing_only: bool = False) -> ModuleKey:
     """Key `path` (an absolute file path) under its project's configuration.
 
-    `typing_only` (for `ppy check`): no backends, and the plugins' fingerprints read
-    from records while their libraries' files are unchanged (typing needs no code
-    generator, and must not import torch to key a file)."""
+    `typing_only` (for `ppy check`): no backends, and the plugins' typing fingerprints
+    (`keys.typing_fingerprint`: typing needs no code generator, and must not import
+    torch to key a file)."""
     source = read_bytes(path)
     config = config or load_config(path)
     try:
@@ -81,7 +81,7 @@ def module_key(path: Path, config: Config | None = None, *, typing_only: bool = 
         else ()
     )
     activation, backends, plugin_fps, backend_fps = _fingerprints(
-        activation, backends, recorded=typing_only
+        activation, backends, typing=typing_only
     )
     extra = {name: read_bytes(file) for name, file in sorted(project_files.items())}
     options = {
@@ -162,7 +162,7 @@ def _load_backends(config: Config, tops: frozenset[str]) -> Any:
 
 
 def _fingerprints(
-    activation: Activation, backends: tuple[Backend, ...], *, recorded: bool = False
+    activation: Activation, backends: tuple[Backend, ...], *, typing: bool = False
 ) -> tuple[Activation, tuple[Backend, ...], dict[str, str], dict[str, str]]:
     """The fingerprints of the module's plugins and backends. One whose fingerprint
     fails is left out of the activation (or the backends) with an E1908 warning among
@@ -171,7 +171,7 @@ def _fingerprints(
         return activation, backends, {}, {}
     from ppy_core.cache.keys import usable_fingerprints
 
-    plugin_fps, dropped = usable_fingerprints("plugin", activation.plugins, recorded=recorded)
+    plugin_fps, dropped = usable_fingerprints("plugin", activation.plugins, typing=typing)
     backend_fps, dropped_backends = usable_fingerprints("backend", backends)
     dropped += dropped_backends
     if not dropped:

@@ -11,12 +11,12 @@ artifact is found without loading the compiler, a plugin, a backend or a library
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ppy_core.cache import trust
 from ppy_core.cache.quick import quick_key
+from ppy_core.runtime import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def _manifest(root: Path) -> dict[str, Any] | None:
     if not trust.trusted(root, "`ppy run` artifact"):
         return None
     try:
-        manifest = json.loads((root / "manifest.json").read_text())
+        manifest = jsontext.read(root / "manifest.json")
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -100,6 +99,8 @@ def build_artifact(file: str, output: str | None) -> Path:
     from ppy_core.cache.files import scan_files
 
     top["files"] = scan_files(staging)  # what `ppy run` checks before it runs any of it
+    import json
+
     (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
     shutil.rmtree(out, ignore_errors=True)
     os.replace(staging, out)
@@ -187,6 +188,7 @@ def explain_file(file: str) -> str:
         where = f"{path.name}:{record['line']}:{record['col']}"
         state = f"compiled by {record['backend']}" if record.get("unit") else "stays Python"
         state += " [speculative]" if record.get("assumed") else ""
+        state += f" [store {record['store']}]" if record.get("store") else ""
         lines.append(
             f"\nsite {record['id']} in {record['function']} at {where}: "
             f"{record['text']}  -> {state}"

@@ -240,6 +240,9 @@ class Builder:
             "unit": None,
             "reasons": [],
         }
+        if site.store is not None:  # the statement writes its target (frontend/stores.py)
+            record["store"] = site.store.form
+            record["text"] = ast.unparse(site.store.stmt)
         if site.assumed:  # speculative: unannotated leaves taken as the library's arrays
             record["assumed"] = [ast.unparse(site.leaves[i]) for i in site.assumed]
             record["library"] = site_library(site)

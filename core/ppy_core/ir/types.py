@@ -146,6 +146,18 @@ class RangeType(Type):
         return (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi)
 
 
+@dataclass(frozen=True, slots=True)
+class UnionType(Type):
+    """A value that is one of `members` (`Tensor | None`, a tensor's `.grad`). It types
+    values for `ppy check` (a plugin may answer one), never an IR operand: no parser
+    form; nothing converges on it, so a compile leaves such an expression as Python."""
+
+    members: tuple[Type, ...]
+
+    def text(self) -> str:
+        return f"union<{', '.join(m.text() for m in self.members)}>"
+
+
 def _dim_text(dim: Dim) -> str:
     if dim is None:
         return "?"
@@ -172,6 +184,7 @@ __all__ = [
     "OpaqueType",
     "TupleType",
     "RangeType",
+    "UnionType",
     "Dim",
     "SCALAR_KINDS",
     "F64",

@@ -30,20 +30,26 @@ the ``loops`` table the adapter fills with ``{function pointer, data}`` pairs. A
 manifest carries all of it as plain data (`CompiledKernel.unit_data`); the kernel's
 shared object is the unit's first file.
 
-Imports no compiler code and no library: ctypes only, and only to open a library.
+Imports no compiler code and no library, and at import time nothing but `os` and
+`warnings`: a cached start reads its units with `KernelUnit` and `LoadedKernel`
+(plain classes); ctypes is imported only to open a library here (an adapter may open
+it itself: ppy-numpy's C dispatcher does), and the build side's dataclasses
+(`KernelSignature`, `CompiledKernel`, `ProofCase`, in `runtime.kernels`) load on
+first use of their names.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
+TYPE_CHECKING = False  # `typing`, `dataclasses` and `json` cost a cached start ~5 ms
 if TYPE_CHECKING:
     import ctypes
+    from collections.abc import Mapping, Sequence
+    from typing import Any, Final
+
+    from ppy_core.runtime.kernels import CompiledKernel, Expression, KernelSignature, ProofCase
 
 #: version of this ABI, written into every kernel unit (a reader refuses others)
 ABI_VERSION: Final = 1
@@ -52,112 +58,132 @@ COLUMN_KINDS: Final = frozenset({"column", "column_bool"})
 #: the CPU check every kernel library exports: ``int ppy_kernel_cpu_ok(void)``
 CPU_CHECK_SYMBOL: Final = "ppy_kernel_cpu_ok"
 KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min", *COLUMN_KINDS})
-LEAF_KINDS: Final = frozenset("asbw")
-LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d"})
+#: leaves: 'a' float64 array, 's' float64 scalar, 'w' array a float may fill, 'b'
+#: (columnar), 'f' float32 array, 'p' Python number cast to float32 (NumPy 2's weak
+#: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot)
+LEAF_KINDS: Final = frozenset("asbwfplin")
+LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d", "ddd->d"})
 
 _LIBS: dict[str, ctypes.CDLL | None] = {}
 _WARNED: set[str] = set()
+#: the build side's records, defined in `runtime.kernels` (dataclasses), named here
+_LAZY = frozenset({"CompiledKernel", "Expression", "KernelSignature", "ProofCase"})
 
 
 class KernelWarning(RuntimeWarning):
     """A kernel library cannot run here (another CPU, not loadable): its sites run Python."""
 
 
-@dataclass(frozen=True, slots=True)
-class KernelSignature:
-    """What an adapter needs to call a kernel: result kind, leaf kinds, library loops.
+def check_signature(kind: str, leaves: str, loops: Sequence[Sequence[str]]) -> None:
+    """ValueError unless (kind, leaves, loops) is a signature this ABI defines."""
+    if kind not in KINDS:
+        raise ValueError(f"kernel kind {kind!r} is not one of {sorted(KINDS)}")
+    if not isinstance(leaves, str) or not set(leaves) <= LEAF_KINDS:
+        raise ValueError(f"kernel leaves {leaves!r}: each is 'a', 'b', 's' or 'w'")
+    for loop in loops:
+        if len(loop) != 2 or loop[1] not in LOOP_SIGNATURES:
+            raise ValueError(f"kernel loop {loop!r}: (name, one of {sorted(LOOP_SIGNATURES)})")
 
-    `nan_ok`: a NaN result of a serial reduction has the library's own NaN bits (a
-    proof showed it on this build), so it may stand; otherwise the library recomputes."""
 
+class KernelUnit:
+    """A kernel as a manifest unit describes it, read at run time: its symbol, the
+    signature's fields (`kind`, `leaves`, `loops`, `nan_ok`, as `KernelSignature`'s,
+    so an adapter reads either alike) and its backend's fingerprint. Immutable."""
+
+    __slots__ = ("fingerprint", "kind", "leaves", "loops", "nan_ok", "symbol")
+
+    symbol: str
     kind: str
     leaves: str
-    loops: tuple[tuple[str, str], ...] = ()
-    nan_ok: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kernel kind {self.kind!r} is not one of {sorted(KINDS)}")
-        if not set(self.leaves) <= LEAF_KINDS:
-            raise ValueError(f"kernel leaves {self.leaves!r}: each is 'a', 'b', 's' or 'w'")
-        for loop in self.loops:
-            if len(loop) != 2 or loop[1] not in LOOP_SIGNATURES:
-                raise ValueError(f"kernel loop {loop!r}: (name, one of {sorted(LOOP_SIGNATURES)})")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Manifest form (JSON-serializable)."""
-        return {
-            "kind": self.kind,
-            "leaves": self.leaves,
-            "loops": [list(loop) for loop in self.loops],
-            "nan_ok": self.nan_ok,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> KernelSignature:
-        """Inverse of `to_dict`; ValueError (KeyError, TypeError) when malformed."""
-        return cls(
-            str(data["kind"]),
-            str(data["leaves"]),
-            tuple((str(name), str(sig)) for name, sig in data.get("loops", ())),
-            bool(data.get("nan_ok", False)),
-        )
-
-    def to_json(self) -> str:
-        """`to_dict` as canonical JSON text."""
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> KernelSignature:
-        """Inverse of `to_json`."""
-        return cls.from_dict(json.loads(text))
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledKernel:
-    """One kernel in a shared library: path, symbol, signature, its backend's fingerprint."""
-
-    path: str
-    symbol: str
-    signature: KernelSignature
+    loops: tuple[tuple[str, str], ...]
+    nan_ok: bool
     fingerprint: str
 
-    def unit_data(self) -> dict[str, Any]:
-        """What a manifest records for the kernel (its file goes in the unit's files)."""
-        return {
-            "abi": ABI_VERSION,
-            "symbol": self.symbol,
-            "signature": self.signature.to_dict(),
-            "fingerprint": self.fingerprint,
-        }
+    def __init__(
+        self,
+        symbol: str,
+        kind: str,
+        leaves: str,
+        loops: tuple[tuple[str, str], ...] = (),
+        nan_ok: bool = False,
+        fingerprint: str = "",
+    ) -> None:
+        check_signature(kind, leaves, loops)
+        for name, value in (
+            ("symbol", symbol),
+            ("kind", kind),
+            ("leaves", leaves),
+            ("loops", loops),
+            ("nan_ok", nan_ok),
+            ("fingerprint", fingerprint),
+        ):
+            object.__setattr__(self, name, value)
 
     @classmethod
-    def from_unit(cls, data: Mapping[str, Any], path: str | Path) -> CompiledKernel:
-        """Inverse of `unit_data`, the library at `path`; ValueError when malformed."""
-        if data.get("abi") != ABI_VERSION:
-            raise ValueError(f"kernel ABI {data.get('abi')!r}, this runtime reads {ABI_VERSION}")
-        return cls(
-            str(path),
-            str(data["symbol"]),
-            KernelSignature.from_dict(data["signature"]),
-            str(data.get("fingerprint", "")),
-        )
+    def from_data(cls, data: Mapping[str, Any]) -> KernelUnit:
+        """A unit's `data` (`CompiledKernel.unit_data`); ValueError when malformed or
+        written for another ABI version."""
+        if not isinstance(data, dict) or data.get("abi") != ABI_VERSION:
+            found = data.get("abi") if isinstance(data, dict) else data
+            raise ValueError(f"kernel ABI {found!r}, this runtime reads {ABI_VERSION}")
+        try:
+            sig = data["signature"]
+            loops = tuple((str(name), str(s)) for name, s in sig.get("loops", ()))
+            return cls(
+                str(data["symbol"]),
+                str(sig["kind"]),
+                str(sig["leaves"]),
+                loops,
+                bool(sig.get("nan_ok", False)),
+                str(data.get("fingerprint", "")),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed kernel unit: {exc!r}") from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"KernelUnit is immutable (set {name})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KernelUnit):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self.__slots__))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"KernelUnit({fields})"
 
 
-@dataclass(frozen=True, slots=True)
 class LoadedKernel:
     """A kernel ready to call, as an adapter receives it: the function's address, its
-    signature, the library handle to keep alive, and the unit's files (the kernel's
-    library first, then what the adapter asked to ship beside it) in `directory`."""
+    signature (a `KernelUnit`, or a `KernelSignature`: the same fields), the library
+    handle to keep alive, and the unit's files (the kernel's library first, then what
+    the adapter asked to ship beside it) in `directory`."""
 
-    address: int
-    signature: KernelSignature
-    keepalive: object
-    directory: Path = Path()
-    files: tuple[str, ...] = ()
+    __slots__ = ("address", "directory", "files", "keepalive", "signature")
+
+    def __init__(
+        self,
+        address: int,
+        signature: KernelUnit | KernelSignature,
+        keepalive: object,
+        directory: str | os.PathLike[str] = "",
+        files: Sequence[str] = (),
+    ) -> None:
+        from pathlib import Path  # loaded already wherever a kernel is (numpy, torch ...)
+
+        self.address, self.signature, self.keepalive = address, signature, keepalive
+        self.directory, self.files = Path(directory), tuple(files)
+
+    def __repr__(self) -> str:
+        return f"LoadedKernel(address={self.address:#x}, signature={self.signature!r})"
 
 
-def _warn_once(key: str, detail: str) -> None:
+def warn_unusable(key: str, detail: str) -> None:
+    """One E2004 warning per `key`: a kernel library (`detail` says which and why)
+    cannot run on this machine; its sites run Python."""
     if key in _WARNED:
         return
     _WARNED.add(key)
@@ -169,7 +195,10 @@ def _warn_once(key: str, detail: str) -> None:
     )
 
 
-def load_library(path: str | Path) -> ctypes.CDLL | None:
+_warn_once = warn_unusable
+
+
+def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL | None:
     """dlopen `path` once per process; None (after one E2004 warning) when it does not
     load or its CPU check says this CPU lacks a feature its code uses."""
     key = str(path)
@@ -181,64 +210,58 @@ def load_library(path: str | Path) -> ctypes.CDLL | None:
             lib = ctypes.CDLL(key)
             ok = bool(getattr(lib, CPU_CHECK_SYMBOL)())
         except (OSError, AttributeError) as exc:
-            _warn_once(key, f"{key} ({exc})")
+            warn_unusable(key, f"{key} ({exc})")
             lib, ok = None, False
         if lib is not None and not ok:
-            _warn_once(key, f"{key} (built for CPU features this one lacks)")
+            warn_unusable(key, f"{key} (built for CPU features this one lacks)")
             lib = None
         _LIBS[key] = lib
     return _LIBS[key]
 
 
-def kernel_address(kernel: CompiledKernel) -> tuple[int, ctypes.CDLL] | None:
-    """(function address, library handle to keep alive), or None: run the Python path."""
+def symbol_address(path: str, symbol: str) -> tuple[int, ctypes.CDLL] | None:
+    """(address of `symbol` in the library at `path`, its handle to keep alive), or
+    None (one E2004 warning): run the Python path."""
     import ctypes
 
-    lib = load_library(kernel.path)
+    lib = load_library(path)
     if lib is None:
         return None
     try:
-        fn = getattr(lib, kernel.symbol)
+        fn = getattr(lib, symbol)
     except AttributeError:
-        _warn_once(f"{kernel.path}:{kernel.symbol}", f"{kernel.path} (no symbol {kernel.symbol})")
+        warn_unusable(f"{path}:{symbol}", f"{path} (no symbol {symbol})")
         return None
     return ctypes.cast(fn, ctypes.c_void_p).value or 0, lib
 
 
+def kernel_address(kernel: CompiledKernel) -> tuple[int, ctypes.CDLL] | None:
+    """(function address, library handle to keep alive), or None: run the Python path."""
+    return symbol_address(kernel.path, kernel.symbol)
+
+
 def load_kernel(
-    data: Mapping[str, Any], directory: Path, files: Sequence[str]
+    data: Mapping[str, Any], directory: str | os.PathLike[str], files: Sequence[str]
 ) -> LoadedKernel | None:
     """The kernel a manifest unit describes (its library is `files[0]` in `directory`),
-    or None when its library cannot run here (one warning). ValueError if malformed."""
+    or None when its library cannot run here (one warning). ValueError if malformed.
+    Opens the library with ctypes (`RuntimeAdapter.load_kernel`'s default)."""
     if not files:
         raise ValueError("a kernel unit names no library file")
-    kernel = CompiledKernel.from_unit(data, Path(directory) / files[0])
-    found = kernel_address(kernel)
+    unit = KernelUnit.from_data(data)
+    found = symbol_address(os.path.join(directory, files[0]), unit.symbol)
     if found is None:
         return None
-    return LoadedKernel(found[0], kernel.signature, found[1], Path(directory), tuple(files))
+    return LoadedKernel(found[0], unit, found[1], directory, files)
 
 
-# -- proofs -------------------------------------------------------------------------------
+def __getattr__(name: str) -> object:
+    """The build side's records (`runtime.kernels`), imported on first use."""
+    if name in _LAZY:
+        from ppy_core.runtime import kernels
 
-#: a proof's reference expression: a leaf index (int), a constant (float), or
-#: (op, *operands) with op "add"/"mul" (the library's elementwise operators),
-#: "sum"/"prod" (its reductions), or the name of one of the kernel's loops
-Expression = int | float | tuple[Any, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ProofCase:
-    """One experiment of a proof: `kernel` must give the bits of `expression` computed
-    by the library itself. `inputs` says what to feed it: "wide" (magnitudes over the
-    exponent range, special values, many lengths and offsets) or "nan" (NaN-laden
-    data: whether a reduction's NaN result has the library's bits). Cases sharing a
-    `name` share one verdict."""
-
-    name: str
-    expression: Expression
-    kernel: CompiledKernel
-    inputs: str = "wide"
+        return getattr(kernels, name)
+    raise AttributeError(f"module 'ppy_core.runtime.abi' has no attribute {name!r}")
 
 
 __all__ = [
@@ -249,10 +272,14 @@ __all__ = [
     "CompiledKernel",
     "Expression",
     "KernelSignature",
+    "KernelUnit",
     "KernelWarning",
     "LoadedKernel",
     "ProofCase",
+    "check_signature",
     "kernel_address",
     "load_kernel",
     "load_library",
+    "symbol_address",
+    "warn_unusable",
 ]

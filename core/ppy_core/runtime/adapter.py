@@ -16,16 +16,16 @@ distributions' metadata first, and only the one named is imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Final
-
-from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
 from ppy_core.runtime.registered import Unregistered
 
+TYPE_CHECKING = False  # `typing`, `dataclasses` and the ABI's records: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+    from typing import Any, ClassVar, Final
+
     from ppy_core.interface.discovery import Entry
+    from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
 
 GROUP: Final = "ppy.runtimes"
 
@@ -46,6 +46,33 @@ class RuntimeAdapter:
         reports `{"fast": n, "fallback": {reason: n}}` through `ppy_stats()` or
         `stats()` for `ppy.stats()`."""
         raise NotImplementedError
+
+    #: whether `store_site` writes statements' results into their targets; the
+    #: compiler makes a store site only for a library whose adapter says so
+    writes_stores: ClassVar[bool] = False
+
+    def store_site(
+        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str
+    ) -> Callable[..., Any]:
+        """A site for a statement that stores an elementwise result into a target,
+        called as ``site(obj, key, *leaves)``; `fallback` runs the whole statement.
+        `store` is ``"="`` (``obj[key] = expr``), ``"item"`` (``obj[key] OP= expr``:
+        the kernel's first leaf is ``obj[key]``, its other leaves follow) or
+        ``"name"`` (``obj OP= expr``, key ignored: the site returns the new value of
+        the name). Only called when `writes_stores` is true."""
+        raise NotImplementedError
+
+    def load_kernel(
+        self, data: Mapping[str, Any], directory: Path, files: Sequence[str]
+    ) -> LoadedKernel | None:
+        """Run time: the kernel a manifest unit's `data` describes, its library
+        `files[0]` in `directory`; None (after one E2004 warning) when the library
+        cannot run here, ValueError when `data` is malformed. This default opens the
+        library with ctypes (`abi.load_kernel`); an adapter with a compiled part may
+        open it there (dlopen, the CPU check, dlsym) and spare a start ctypes."""
+        from ppy_core.runtime import abi
+
+        return abi.load_kernel(data, directory, files)
 
     def accepts(self, signature: KernelSignature) -> str | None:
         """Build time: None if `kernel_site` can call kernels of `signature`, else why
@@ -69,14 +96,15 @@ class RuntimeAdapter:
         return {case.name: f"the {self.name or 'runtime'} adapter runs no proofs" for case in cases}
 
 
-@dataclass(frozen=True, slots=True)
 class Registry:
     """What the installed metadata registers: adapters by name (a name two
     distributions register is neither's: discovery reports E1906), and the top-level
     packages of every ppy entry point (the only packages a manifest may name)."""
 
-    runtimes: Mapping[str, Entry]
-    packages: frozenset[str]
+    __slots__ = ("packages", "runtimes")
+
+    def __init__(self, runtimes: Mapping[str, Entry], packages: frozenset[str]) -> None:
+        self.runtimes, self.packages = runtimes, packages
 
 
 _registries: dict[int, Registry] = {}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import sys
 from types import CodeType
+
+from ppy_core.runtime import jsontext
 
 TYPE_CHECKING = False  # `typing` and ppy_core.diagnostics cost a launcher ~13 ms
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def _error(message: str, code: str, hint: str) -> CacheError:
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    import json
     import tempfile
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
@@ -35,7 +37,7 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     try:
-        manifest = json.loads((directory / MANIFEST).read_text())
+        manifest = jsontext.read(directory / MANIFEST)
     except (OSError, ValueError) as exc:
         raise _error(
             f"{directory / MANIFEST}: unreadable artifact manifest: {exc}",

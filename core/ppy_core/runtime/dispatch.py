@@ -9,18 +9,13 @@ import os
 import sys
 import warnings
 
-from ppy_core.runtime.verify import VERIFIED as _VERIFIED
-from ppy_core.runtime.verify import check as _check
-from ppy_core.runtime.verify import compare
-from ppy_core.runtime.verify import recorded as _recorded
-from ppy_core.runtime.verify import reemit as _reemit
-
 TYPE_CHECKING = False  # `typing` itself costs a launcher ~3 ms: annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-# ppy_core.diagnostics (dataclasses, inspect: ~10 ms) loads only when a check fails:
+# ppy_core.diagnostics (dataclasses, inspect: ~10 ms) loads only when a check fails,
+# and `verify` (math, struct) only under PPY_VERIFY or when asked to compare:
 # a launcher's start pays for nothing it does not use.
 
 _SITES: dict[str, Any] = {}
@@ -63,8 +58,8 @@ def stats() -> dict[str, dict[str, Any]]:
             for reason, n in extra.items():
                 merged[reason] = merged.get(reason, 0) + n
             data["fallback"] = merged
-        if site_id in _VERIFIED:
-            data["verified"] = _VERIFIED[site_id]
+        if site_id in _verified():
+            data["verified"] = _verified()[site_id]
         out[site_id] = data
     return out
 
@@ -77,7 +72,7 @@ def reset_stats() -> None:
         if isinstance(site, PythonSite):
             site.calls = 0
     _REASONS.clear()
-    _VERIFIED.clear()
+    _verified().clear()
 
 
 def format_stats() -> str:
@@ -87,6 +82,20 @@ def format_stats() -> str:
         verified = f"   (PPY_VERIFY: {data['verified']} verified)" if "verified" in data else ""
         rows.append(f"  {site_id:30s} {data.get('fast', 0):>10d}   {fallbacks or '-'}{verified}")
     return "\n".join(rows)
+
+
+def _verified() -> dict[str, int]:
+    """Verified calls per site (`verify.VERIFIED`; empty while verify never loaded)."""
+    verify = sys.modules.get("ppy_core.runtime.verify")
+    return verify.VERIFIED if verify is not None else {}  # type: ignore[no-any-return]
+
+
+def compare(got: Any, want: Any) -> str | None:
+    """None if `got` is `want` bit for bit (NaNs of any payload equal), else where not
+    (`verify.compare`)."""
+    from ppy_core.runtime.verify import compare as _compare
+
+    return _compare(got, want)
 
 
 def install_stats_printer() -> None:
@@ -99,10 +108,15 @@ def install_stats_printer() -> None:
 def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     """The dispatcher as the program calls it: `site` itself unless PPY_VERIFY or
     PPY_FALLBACK asks for checks around it."""
-    verify = os.environ.get("PPY_VERIFY") == "1"
+    # a store site writes its target: running its Python beside it would do it twice
+    verify = os.environ.get("PPY_VERIFY") == "1" and not getattr(site, "stateful", False)
     mode = os.environ.get("PPY_FALLBACK", "")
     if not verify and mode not in ("warn", "error"):
         return site
+    from ppy_core.runtime.verify import check as _check
+    from ppy_core.runtime.verify import recorded as _recorded
+    from ppy_core.runtime.verify import reemit as _reemit
+
     warned: set[str] = set()
 
     def fell_back(before: dict[str, int], cause: BaseException | None) -> None:

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
+from ppy_core.runtime import jsontext
 from ppy_core.runtime.module import exec_artifact
 
 TYPE_CHECKING = False  # importlib.abc and typing cost a launcher ~8 ms: annotations only
@@ -45,27 +45,75 @@ class PpyFinder:
             if not isinstance(base, str):
                 continue
             folder = base or "."
-            candidate = os.path.join(folder, f"{leaf}.ppy")
-            if os.path.isfile(candidate):
-                return ModuleSpec(fullname, CompilingLoader(Path(candidate)), origin=candidate)
-            plain = os.path.join(folder, f"{leaf}.py")
-            if os.path.isfile(plain):
-                if any(_under(Path(plain), r) for r in self.roots):
-                    return ModuleSpec(fullname, CompilingLoader(Path(plain)), origin=plain)
-                return None  # an earlier .py wins over a later .ppy, as in Python
-            if _python_module(folder, leaf):
+            names = _names(folder)  # one stat per folder while its listing holds
+            if f"{leaf}.ppy" in names:
+                candidate = os.path.join(folder, f"{leaf}.ppy")
+                if os.path.isfile(candidate):
+                    return ModuleSpec(fullname, CompilingLoader(Path(candidate)), origin=candidate)
+            if f"{leaf}.py" in names:
+                plain = os.path.join(folder, f"{leaf}.py")
+                if os.path.isfile(plain):
+                    if self.roots and self._in_roots(folder, plain):
+                        return ModuleSpec(fullname, CompilingLoader(Path(plain)), origin=plain)
+                    return None  # an earlier .py wins over a later .ppy, as in Python
+            if _python_module(folder, leaf, names):
                 return None
         return None
 
+    def _in_roots(self, folder: str, plain: str) -> bool:
+        """Whether the file `plain` in `folder` lies in one of the project roots (its
+        resolved folder is one); the folder is resolved once per process."""
+        if os.path.islink(plain):
+            return any(_under(Path(plain), r) for r in self.roots)
+        real = _REAL.get(folder)
+        if real is None:
+            real = _REAL[folder] = Path(os.path.realpath(folder))
+        return real in self.roots
 
-def _python_module(folder: str, leaf: str) -> bool:
+    def invalidate_caches(self) -> None:
+        """`importlib.invalidate_caches()`: forget the folder listings."""
+        _LISTINGS.clear()
+        _REAL.clear()
+
+
+#: folder -> (its mtime, its names): a listing is reused while the folder's mtime
+#: holds and is not recent (an entry made in the same clock tick keeps the mtime)
+_LISTINGS: dict[str, tuple[int, frozenset[str]]] = {}
+_REAL: dict[str, Path] = {}
+_RACY_NS = 2_000_000_000
+
+
+def _names(folder: str) -> frozenset[str]:
+    """The names in `folder` (empty when it is not a readable folder)."""
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return frozenset()
+    known = _LISTINGS.get(folder)
+    if known is not None and known[0] == mtime:
+        return known[1]
+    try:
+        names = frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
+    import time
+
+    if time.time_ns() - mtime > _RACY_NS:
+        _LISTINGS[folder] = (mtime, names)
+    return names
+
+
+def _python_module(folder: str, leaf: str, names: frozenset[str]) -> bool:
     """Whether Python's path finder would import `leaf` from `folder` (a regular
     package or an extension module; `leaf.py` is checked by the caller)."""
-    if os.path.isfile(os.path.join(folder, leaf, "__init__.py")):
+    if leaf in names and os.path.isfile(os.path.join(folder, leaf, "__init__.py")):
         return True
     from importlib.machinery import EXTENSION_SUFFIXES
 
-    return any(os.path.isfile(os.path.join(folder, leaf + s)) for s in EXTENSION_SUFFIXES)
+    return any(
+        leaf + s in names and os.path.isfile(os.path.join(folder, leaf + s))
+        for s in EXTENSION_SUFFIXES
+    )
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -82,7 +130,7 @@ def _artifact_entry(root: Path, fullname: str) -> tuple[Path, str] | None:
     manifest = _MANIFESTS.get(root)
     if manifest is None:  # read once: every import of the program asks
         try:
-            manifest = json.loads((root / "manifest.json").read_text())
+            manifest = jsontext.read(root / "manifest.json")
         except (OSError, ValueError):
             return None
         _MANIFESTS[root] = manifest

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
+from ppy_core.runtime import jsontext
 from ppy_core.runtime.finder import ARTIFACT_ENV, install
 from ppy_core.runtime.module import run_as_main, user_traceback
 
 
 def launch(root: Path, argv: list[str]) -> int:
     """Run the artifact in `root` as `python FILE ARGS` would run its program."""
-    manifest = json.loads((root / "manifest.json").read_text())
+    manifest = jsontext.read(root / "manifest.json")
     os.environ[ARTIFACT_ENV] = str(root)
     install()
     main = manifest["modules"][manifest["main"]]

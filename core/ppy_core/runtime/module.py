@@ -78,14 +78,18 @@ class Binder:
     ) -> Any:
         """A kernel unit goes to the runtime adapter it names (by registered name, see
         `runtime.adapter`); any other unit to its backend's own loader."""
-        from ppy_core.runtime import abi, adapter  # only a module with compiled sites
+        from ppy_core.runtime import adapter  # only a module with compiled sites
 
         runtime = unit.get("runtime")
         if runtime:
             found = adapter.adapter(str(runtime))
-            kernel = abi.load_kernel(unit["data"], self.directory, unit["files"])
+            # the adapter opens the kernel's library (NumPy's in C: no ctypes on its start)
+            kernel = found.load_kernel(unit["data"], self.directory, unit["files"])
             if kernel is None:  # refused by this CPU (abi warned once)
                 return dispatch.PythonSite(fallback, "kernel cannot run here")
+            store = record.get("store")
+            if store:  # a statement writing its target (the compiler asked `writes_stores`)
+                return found.store_site(kernel, fallback, record["id"], str(store))
             return found.kernel_site(kernel, fallback, record["id"])
         loader = adapter.resolve_loader(str(unit.get("loader", "")))
         return loader(unit["data"], self.directory, fallback, record)

@@ -1,7 +1,8 @@
 """The `jax` plugin: what the compiler knows of JAX, Flax (linen) and optax.
 
 This module imports no JAX; `fingerprint()` and `detected()` do, once. The answers
-about calls are in `surface` (jax.numpy named but never fused, Flax linen, optax);
+about calls are in `surface` (jax.numpy named but never fused, Flax linen, optax)
+and `pytrees` (tree utilities, keys, transforms, an Array's methods and operators);
 the build-time export of `@jax.jit` / `@ppy.jax` functions is in `staging`.
 """
 
@@ -22,9 +23,10 @@ from ppy_core.interface.plugin import (
     DecoratorContext,
     DecoratorSemantics,
     FunctionContext,
+    OperatorContext,
     Plugin,
 )
-from ppy_jax import surface
+from ppy_jax import pytrees, surface
 from ppy_jax._probe import probe
 
 if TYPE_CHECKING:
@@ -87,7 +89,11 @@ class JaxPlugin(Plugin):
         class typed by `class_type` builds an instance of its type."""
         if ctx.callee in self._classes:
             return CallAnswer(self._classes[ctx.callee])
-        return surface.call(ctx)
+        return surface.call(ctx) or pytrees.call(ctx)
+
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        """Operators on JAX Arrays are typed (an Array), never fused: eager JAX runs them."""
+        return pytrees.operator(ctx)
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
         """`jnp.add` is `tensor.add`: named for the checker and `ppy explain`."""

@@ -9,10 +9,7 @@ typed with dtype and shape refinements, and elementwise arithmetic, comparisons,
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from ppy_core.diagnostics import Diagnostic
@@ -37,63 +34,9 @@ from ppy_core.ir.types import (
     TensorType,
     Type,
 )
-from ppy_numpy import surface
+from ppy_numpy import dtypes, surface
 from ppy_numpy import tables as T
-
-
-@dataclass(frozen=True, slots=True)
-class NumpyBuild:
-    """The NumPy found: its version and place, its SIMD features, its BLAS."""
-
-    version: str
-    path: str
-    baseline: tuple[str, ...]  # compiled in: every CPU running this build has them
-    dispatched: tuple[str, ...]  # dispatch targets enabled on this CPU
-    dispatchable: tuple[str, ...]  # every dispatch target of the build
-    blas: str
-    blas_detail: str
-
-
-def _cpu_module() -> Any:
-    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    return None
-
-
-def _blas(numpy: Any) -> tuple[str, str]:
-    try:
-        config = numpy.show_config(mode="dicts")
-        blas = config["Build Dependencies"]["blas"]
-    except Exception:
-        return "unknown", "numpy.show_config does not say"
-    name, version = blas.get("name", "unknown"), blas.get("version", "unknown")
-    return f"{name}/{version}", str(blas.get("openblas configuration", f"{name} {version}"))
-
-
-@functools.cache
-def probe() -> NumpyBuild | None:
-    """Import NumPy and read its build; None when NumPy is not installed."""
-    try:
-        numpy = importlib.import_module("numpy")
-    except ImportError:
-        return None
-    cpu = _cpu_module()
-    features: Mapping[str, bool] = getattr(cpu, "__cpu_features__", {})
-    baseline = tuple(getattr(cpu, "__cpu_baseline__", ()))
-    dispatch = tuple(getattr(cpu, "__cpu_dispatch__", ()))
-    blas, detail = _blas(numpy)
-    return NumpyBuild(
-        version=numpy.__version__,
-        path=str(getattr(numpy, "__file__", "?")),
-        baseline=baseline,
-        dispatched=tuple(f for f in dispatch if features.get(f)),
-        dispatchable=dispatch,
-        blas=blas,
-        blas_detail=detail,
-    )
+from ppy_numpy.build import NumpyBuild, probe
 
 
 class NumpyPlugin(Plugin):
@@ -173,7 +116,7 @@ class NumpyPlugin(Plugin):
             surface.check_axis(ctx, ctx.args[0])
         if _writes(ctx):  # `np.add(a, b, out=c)`, `np.copyto(a, b)`: an array is written
             return CallAnswer(UNKNOWN, effects=frozenset({"ReadMemory", "WriteMemory"}))
-        if ctx.callee in T.CREATION:
+        if ctx.callee in T.CREATION or ctx.callee in T.JOINS:
             dtype = ctx.kw_constants.get("dtype", NOT_CONSTANT)
             return CallAnswer(T.ARRAY if dtype is NOT_CONSTANT else UNKNOWN)
         if ctx.callee == "numpy.random.default_rng":
@@ -214,7 +157,7 @@ class NumpyPlugin(Plugin):
 
     def call_alias(self, ctx: CallContext) -> str | None:
         prefix = "numpy.ndarray."
-        if ctx.callee.startswith(prefix) and ctx.callee[len(prefix) :] in T.METHOD_REDUCTIONS:
+        if ctx.callee.startswith(prefix) and ctx.callee[len(prefix) :] in T.METHOD_ALIASES:
             return f"numpy.{ctx.callee[len(prefix) :]}"
         return None
 
@@ -223,9 +166,15 @@ class NumpyPlugin(Plugin):
         operands = _with_constants(ctx.operands, ctx.constants)
         if not any(_is_array(t) for t in operands):
             return _python_arithmetic(ctx.op, operands)
+        if ctx.op in T.LOGICAL_OPERATORS:
+            logic = dtypes.logical_result(operands)
+            op = T.LOGICAL_OPERATORS[ctx.op]
+            return Converge("tensor.logical", logic, {"op": op}) if logic else None
         if not all(map(_fusible, operands)):
             return None
-        result = _elementwise_result(operands)
+        kind = "neg" if ctx.op == "USub" else T.BINARY_OPERATORS.get(ctx.op)
+        kind = "compare" if ctx.op in T.COMPARE_OPERATORS else kind
+        result = _elementwise_result(operands, kind)
         if result is None:
             return None
         if ctx.op == "USub":
@@ -242,6 +191,13 @@ class NumpyPlugin(Plugin):
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
         callee, args = ctx.callee, _with_constants(ctx.args, ctx.constants)
+        if callee == T.CLIP and not ctx.kwargs:
+            return _clip(args, ctx.constants)
+        if callee in T.LOGICAL_FUNCTIONS and not ctx.kwargs:
+            logic = dtypes.logical_result(args)
+            op = T.LOGICAL_FUNCTIONS[callee]
+            ok = logic is not None and len(args) == (1 if op == "not" else 2)
+            return Converge("tensor.logical", logic, {"op": op}) if ok else None  # type: ignore[arg-type]
         if ctx.kwargs or not all(map(_fusible, args)):
             return None  # out=, where=, dtype=, axis=...: NumPy's own business
         if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
@@ -249,17 +205,22 @@ class NumpyPlugin(Plugin):
                 return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
             return None
         if callee == "builtins.abs":  # abs(x) is np.absolute(x) for an array x only
-            ok = len(args) == 1 and _is_float(args[0]) and isinstance(args[0], TensorType)
+            ok = len(args) == 1 and _elementwise_result(args, "abs") is not None
+            ok = ok and isinstance(args[0], TensorType)
             return Converge("tensor.abs", args[0]) if ok else None
         if not any(t is UNKNOWN or _is_array(t) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
         if callee == "numpy.where":
             return _where(args, ctx.constants)
-        result = _elementwise_result(args)
+        kind = T.BINARY_FUNCTIONS.get(callee) or T.SIGN_FUNCTIONS.get(callee, "")[7:]
+        kind = "compare" if callee in T.COMPARE_FUNCTIONS else kind
+        result = _elementwise_result(args, kind or None)
         if result is None:
             return None
         if callee in T.BINARY_FUNCTIONS and len(args) == 2:
             return Converge(f"tensor.{T.BINARY_FUNCTIONS[callee]}", result)
+        if callee in T.LOOP_BINARY_FUNCTIONS and len(args) == 2:
+            return Converge("tensor.binary", result, {"op": T.LOOP_BINARY_FUNCTIONS[callee]})
         if callee in T.COMPARE_FUNCTIONS and len(args) == 2:
             return Converge(
                 "tensor.compare", _with_element(result, I1), {"pred": T.COMPARE_FUNCTIONS[callee]}
@@ -273,6 +234,8 @@ class NumpyPlugin(Plugin):
 
 _UFUNC_INPUTS: Final = (
     (T.BINARY_FUNCTIONS, 2),
+    (T.LOOP_BINARY_FUNCTIONS, 2),
+    ((T.CLIP,), 3),
     (T.COMPARE_FUNCTIONS, 2),
     (T.UNARY_FUNCTIONS, 1),
     (T.SIGN_FUNCTIONS, 1),
@@ -339,12 +302,36 @@ def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | Non
         return None  # a mask computed elsewhere: NumPy's where takes it
     consts = (*constants, NOT_CONSTANT, NOT_CONSTANT, NOT_CONSTANT)[1:3]
     if not any(
-        (_is_float(t) and not isinstance(t, ScalarType)) or isinstance(c, float)
+        (_is_float(t) and not isinstance(t, ScalarType))
+        or dtypes.is_float_array(t)
+        or isinstance(c, float)
         for t, c in zip(args[1:], consts, strict=True)
     ):
         return None  # no sure float branch: NumPy's where may give an int array
     branches = _elementwise_result(args[1:])
     return Converge("tensor.select", branches) if branches else None
+
+
+def _clip(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None:
+    """`np.clip(x, lo, hi)` as NumPy 2's `_clip` dispatches it: both bounds given, its
+    clip ufunc; a literal None bound, np.minimum / np.maximum of the other; both None
+    (NumPy: positive, a copy) and anything but float64 operands stay NumPy."""
+    if len(args) != 3:
+        return None
+    consts = (*constants, NOT_CONSTANT, NOT_CONSTANT, NOT_CONSTANT)[:3]
+    given = tuple(k for k in range(3) if not (k and consts[k] is None))
+    operands = tuple(args[k] for k in given)
+    if len(given) == 1 or not all(map(_fusible, operands)):
+        return None
+    if not (isinstance(args[0], TensorType) or args[0] is UNKNOWN):
+        return None  # np.clip of a Python number: NumPy's scalar path
+    result = _elementwise_result(operands)
+    if result is None:
+        return None
+    if len(given) == 3:
+        return Converge("tensor.clip", result)
+    op = "tensor.minimum" if given == (0, 2) else "tensor.maximum"
+    return Converge(op, result, operands=given)
 
 
 def _with_constants(types: tuple[Type, ...], constants: tuple[Any, ...]) -> tuple[Type, ...]:
@@ -385,7 +372,13 @@ def _scalar_math(ctx: CallContext) -> bool:
     if ctx.kwargs or not ctx.args:
         return False
     if not any(
-        ctx.callee in table for table in (T.UNARY_FUNCTIONS, T.BINARY_FUNCTIONS, T.SIGN_FUNCTIONS)
+        ctx.callee in table
+        for table in (
+            T.UNARY_FUNCTIONS,
+            T.BINARY_FUNCTIONS,
+            T.LOOP_BINARY_FUNCTIONS,
+            T.SIGN_FUNCTIONS,
+        )
     ):
         return False
     args = _with_constants(ctx.args, ctx.constants)
@@ -401,15 +394,12 @@ def _fusible(t: Type) -> bool:
     return isinstance(t, ScalarType) and t.kind in ("f64", "i64")
 
 
-def _elementwise_result(operands: tuple[Type, ...]) -> TensorType | None:
-    """float64 arrays in, a float64 array out (of their shape when they agree). Bool
-    arrays are no operands here: NumPy's `+` of two is `or`, `-` of one an error."""
-    arrays = [t for t in operands if isinstance(t, TensorType)]
-    if any(a.element.kind != "f64" for a in arrays):
-        return None  # other dtypes promote differently: NumPy runs them
-    shapes = {a.shape for a in arrays if a.shape is not None}
-    shape = shapes.pop() if len(shapes) == 1 else None
-    return TensorType(F64, shape, T.LIBRARY)
+def _elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> TensorType | None:
+    """float64 arrays in, a float64 array out; float32 arrays with Python numbers, a
+    float32 array; int arrays with Python ints under a wrapping `op`, an int array
+    (NumPy 2's rules: `dtypes`). Bool arrays are no operands here: NumPy's `+` of two
+    is `or`, `-` of one an error."""
+    return dtypes.elementwise_result(operands, op)
 
 
 def _with_element(t: TensorType, element: ScalarType) -> TensorType:

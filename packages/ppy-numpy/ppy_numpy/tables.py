@@ -17,6 +17,7 @@ DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.float32": F32,
     "numpy.single": F32,
     "numpy.int64": I64,
+    "numpy.int32": ScalarType("i32"),
     "numpy.bool_": I1,
     "numpy.bool": I1,
 }
@@ -29,6 +30,14 @@ COMPARE_OPERATORS: Final = {
     "GtE": "ge",
     "Eq": "eq",
     "NotEq": "ne",
+}
+#: `&`, `|`, `^`, `~` of bool arrays, and their functions: elementwise logic
+LOGICAL_OPERATORS: Final = {"BitAnd": "and", "BitOr": "or", "BitXor": "xor", "Invert": "not"}
+LOGICAL_FUNCTIONS: Final = {
+    "numpy.logical_and": "and",
+    "numpy.logical_or": "or",
+    "numpy.logical_xor": "xor",
+    "numpy.logical_not": "not",
 }
 #: operators of Python numbers whose result is an int for ints, a float for a float
 PYTHON_ARITHMETIC: Final = ("UAdd", "USub", "Add", "Sub", "Mult", "FloorDiv", "Mod")
@@ -47,6 +56,17 @@ BINARY_FUNCTIONS: Final = {
     "numpy.maximum": "maximum",
     "numpy.minimum": "minimum",
 }
+#: two-input ufuncs fused by calling NumPy's own loop (`tensor.binary`): their NaN and
+#: signed-zero choices differ between NumPy's SIMD body and its scalar tail
+LOOP_BINARY_FUNCTIONS: Final = {
+    "numpy.arctan2": "arctan2",
+    "numpy.hypot": "hypot",
+    "numpy.fmax": "fmax",
+    "numpy.fmin": "fmin",
+}
+#: `np.clip(x, lo, hi)`: NumPy 2's clip ufunc (`tensor.clip`); a literal None bound
+#: makes it np.minimum / np.maximum, as NumPy's `_clip` does
+CLIP: Final = "numpy.clip"
 COMPARE_FUNCTIONS: Final = {
     "numpy.less": "lt",
     "numpy.less_equal": "le",
@@ -74,6 +94,8 @@ REDUCTIONS: Final = {
     "amin": "min",
 }
 METHOD_REDUCTIONS: Final = ("sum", "prod", "mean", "max", "min")
+#: methods that are the function of the same name with the array first
+METHOD_ALIASES: Final = (*METHOD_REDUCTIONS, "clip")
 
 LINALG: Final = {f"numpy.{n}": n for n in ("dot", "matmul", "inner", "vdot", "tensordot")}
 
@@ -96,6 +118,16 @@ CREATION: Final = (
     "numpy.random.random",
     "numpy.random.uniform",
     "numpy.random.normal",
+)
+#: calls joining arrays: NumPy runs them and their result is a leaf of a site (a
+#: float64 array for float64 inputs; the guard checks the dtype of each result)
+JOINS: Final = (
+    "numpy.concatenate",
+    "numpy.hstack",
+    "numpy.vstack",
+    "numpy.stack",
+    "numpy.column_stack",
+    "numpy.dstack",
 )
 #: `np.random.default_rng()`: a Generator; its float samplers give a float64 array when
 #: given a size (the position of `size` among their parameters), else one float

@@ -108,7 +108,9 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...], **errstate: str) -> Outc
 
 def _bits(x: Any) -> np.ndarray:
     a = np.asarray(x)
-    return a.view(np.uint8 if a.dtype == np.bool_ else np.uint64)
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    return a.view({1: "u1", 2: "u2", 4: "u4"}.get(a.dtype.itemsize, np.uint64))
 
 
 def difference(got: Any, want: Any, nan_payload: bool = True) -> str | None:
@@ -124,7 +126,7 @@ def difference(got: Any, want: Any, nan_payload: bool = True) -> str | None:
         return "layout differs"
     g, w = _bits(got), _bits(want)
     same = g == w
-    if not nan_payload and got.dtype == np.float64:
+    if not nan_payload and got.dtype.kind == "f":
         same |= np.isnan(np.asarray(got)) & np.isnan(np.asarray(want))
     if bool(np.all(same)):
         return None
@@ -245,6 +247,17 @@ def counting(pair: Pair, function: str) -> Iterator[dict[str, Any]]:
     fast1, fb1 = pair.counts(function)
     out["fast"] = fast1 - fast0
     out["fallback"] = {r: n - fb0.get(r, 0) for r, n in fb1.items() if n != fb0.get(r, 0)}
+
+
+def run_both(
+    pair: Pair, function: str, args: tuple[Any, ...], **errstate: str
+) -> tuple[str | None, dict[str, Any], Outcome]:
+    """Call `function` of both builds under `errstate`: (what differs or None, the
+    fast build's counter increase, NumPy's outcome)."""
+    with counting(pair, function) as counts:
+        got = call(getattr(pair.fast, function), args, **errstate)
+    want = call(getattr(pair.plain, function), args, **errstate)
+    return outcome_difference(got, want), counts, want
 
 
 def with_reasons(counts: Mapping[str, Any]) -> str:

@@ -135,7 +135,7 @@ PYTHON: dict[str, tuple[str, str, str | None]] = {
     "where_mask": (ND, "np.where(c, a, b)", None),  # a mask computed elsewhere
     "bool_arith": (ND, "(a > b) * a", None),  # bool arrays are no float operands
     "bool_sum": (ND, "np.sum(a > b)", None),  # an int count
-    "float32": (F32, "a * 2.0", None),
+    "float32": (F32, "np.sin(a) * 2.0", None),  # NumPy's float32 loop (test_dtypes.py)
     "axis": (ND, "np.sum(a * b, axis=0)", None),  # keywords stay NumPy
     "out": (ND, "np.add(a, b, out=c)", None),
 }

@@ -19,12 +19,17 @@ from typing import Final
 from ppy_core.ir.core import Dialect
 from ppy_core.ir.dialects.library import library_ops
 from ppy_scipy import tables as T
+from ppy_scipy.sparse import METHODS
 
 SPECIAL: Final = Dialect("scipy.special", library_ops("scipy.special", ("unary", "binary")))
 FFT: Final = Dialect("scipy.fft", library_ops("scipy.fft", tuple(T.FFT)))
 LINALG: Final = Dialect("scipy.linalg", library_ops("scipy.linalg", tuple(T.LINALG)))
 SPARSE: Final = Dialect(
-    "scipy.sparse", library_ops("scipy.sparse", ("csr", "csc", "coo", "matvec", "matmul"))
+    "scipy.sparse",
+    library_ops(
+        "scipy.sparse",
+        ("csr", "csc", "coo", "matvec", "matmul", *sorted(set(METHODS.values()) - {"matmul"})),
+    ),
 )
 DIALECTS: Final = (SPECIAL, FFT, LINALG, SPARSE)
 

@@ -3,9 +3,11 @@
 This module imports no SciPy; `fingerprint()` and `detected()` do, once. The curated
 surface (`ppy_scipy.tables`) is typed and named by `ppy_scipy.surface`: a one-input
 `scipy.special` ufunc over a float64 array converges onto
-``tensor.unary {op = "scipy.special:<name>"}`` (fused: the backend calls SciPy's own
-loop once its proof holds); fft, linalg, sparse and two-input special calls are typed
-and named by their dialect op, and SciPy runs them; optimize/integrate/stats calls
+``tensor.unary {op = "scipy.special:<name>"}``, a two-input one onto
+``tensor.binary {op = "scipy.special:<name>"}`` (fused: the backend calls SciPy's own
+loop once its proof holds); fft, linalg and the other special calls are typed and
+named by their dialect op, and SciPy runs them; sparse objects, their methods,
+attributes and `@` are typed by `ppy_scipy.sparse`; optimize/integrate/stats calls
 that take a Python callable carry the Callback effect.
 """
 
@@ -17,10 +19,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ppy_core.interface.plugin import CallAnswer, CallContext, Converge, Plugin
+from ppy_core.interface.plugin import (
+    AttributeContext,
+    CallAnswer,
+    CallContext,
+    Converge,
+    OperatorContext,
+    Plugin,
+)
 
 if TYPE_CHECKING:
     from ppy_core.ir.core import Dialect
+    from ppy_core.ir.types import Type
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +104,25 @@ class ScipyPlugin(Plugin):
         from ppy_scipy.dialects import DIALECTS
 
         return DIALECTS
+
+    def external_types(self) -> Mapping[str, Type]:
+        """`scipy.sparse.csr_matrix` ... `coo_array` (`ppy_scipy.sparse`)."""
+        from ppy_scipy.sparse import external_types
+
+        return external_types()
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        """`A.T`, `A.shape`, `A.nnz` of a sparse object."""
+        from ppy_scipy.sparse import attribute
+
+        return attribute(ctx.owner_type, ctx.name)
+
+    def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        """`A @ B` of sparse objects (with a NumPy array the core asks nobody: two
+        libraries)."""
+        from ppy_scipy.sparse import operator
+
+        return operator(ctx)
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
         """Type, name and effect of a curated SciPy call (`surface.answer`)."""

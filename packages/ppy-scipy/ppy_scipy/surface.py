@@ -12,7 +12,8 @@ from typing import Final
 
 from ppy_core.interface.plugin import CallAnswer, CallContext, Converge
 from ppy_core.interface.specs import DialectOperationSpec
-from ppy_core.ir.types import F64, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.ir.types import F64, I64, UNKNOWN, ScalarType, TensorType, Type
+from ppy_scipy import sparse
 from ppy_scipy import tables as T
 
 NUMPY: Final = "numpy"
@@ -32,19 +33,30 @@ def _number(t: Type) -> bool:
 
 
 def converge(ctx: CallContext) -> Converge | None:
-    """A one-input `scipy.special` ufunc (`tables.FUSIBLE_UNARY`) of one float64 array
-    (or an unknown value the run-time guard checks): ``tensor.unary`` whose op names
-    SciPy's ufunc, so arithmetic around it fuses into one loop."""
+    """A `scipy.special` ufunc with a float64 loop over float64 arrays (or unknown
+    values the run-time guard checks), so arithmetic around it fuses into one loop:
+    one input (`tables.FUSIBLE_UNARY`): ``tensor.unary``; two (`tables.FUSIBLE_BINARY`,
+    at least one an array, the other may be a float or an int constant):
+    ``tensor.binary``. The op names SciPy's ufunc; the backend calls its own loop."""
     name = ctx.callee.removeprefix(SPECIAL)
-    if not ctx.callee.startswith(SPECIAL) or name not in T.FUSIBLE_UNARY:
-        return None
-    if ctx.kwargs or len(ctx.args) != 1:
+    if not ctx.callee.startswith(SPECIAL) or ctx.kwargs:
         return None  # out=, where=, dtype=: SciPy's own business
-    (arg,) = ctx.args
-    if not (_f64_array(arg) or arg is UNKNOWN):
+    if name in T.FUSIBLE_UNARY and len(ctx.args) == 1:
+        kind = "tensor.unary"
+    elif name in T.FUSIBLE_BINARY and len(ctx.args) == 2:
+        kind = "tensor.binary"
+    else:
         return None
-    shape = arg.shape if isinstance(arg, TensorType) else None
-    return Converge("tensor.unary", TensorType(F64, shape, NUMPY), {"op": f"scipy.special:{name}"})
+    arrays = [t for t in ctx.args if _f64_array(t) or t is UNKNOWN]
+    if not arrays:
+        return None  # numbers only: SciPy returns a NumPy scalar
+    constants = (*ctx.constants, *(None,) * (len(ctx.args) - len(ctx.constants)))
+    for t, value in zip(ctx.args, constants, strict=False):
+        if not (_f64_array(t) or t is UNKNOWN or t == F64 or (t == I64 and value is not None)):
+            return None  # an int variable (SciPy may pick an integer loop) or another type
+    shapes = {t.shape if isinstance(t, TensorType) else None for t in arrays}
+    shape = shapes.pop() if len(shapes) == 1 else None
+    return Converge(kind, TensorType(F64, shape, NUMPY), {"op": f"scipy.special:{name}"})
 
 
 def answer(ctx: CallContext) -> CallAnswer | None:
@@ -58,8 +70,10 @@ def answer(ctx: CallContext) -> CallAnswer | None:
         return _fft(ctx, callee.removeprefix("scipy.fft."))
     if callee.startswith("scipy.linalg."):
         return _linalg(ctx, callee.removeprefix("scipy.linalg."))
+    if sparse.parse(ctx.receiver) is not None:  # `A.dot(x)`, `A.tocsc()`, `A.sum()`...
+        return sparse.method(ctx)
     if callee.startswith("scipy.sparse."):
-        return _sparse(ctx, callee.removeprefix("scipy.sparse."))
+        return sparse.constructor(ctx, callee.removeprefix("scipy.sparse."))
     return None
 
 
@@ -77,7 +91,7 @@ def _special(ctx: CallContext, name: str) -> CallAnswer | None:
         return None
     if any(isinstance(t, TensorType) and not _f64_array(t) for t in ctx.args):
         return None  # other dtypes pick other loops: SciPy decides the result
-    if converge(ctx) is not None:  # fused: no op spec on the `tensor.unary` it becomes
+    if converge(ctx) is not None:  # fused: no op spec on the `tensor.unary`/`binary` it becomes
         return CallAnswer(ARRAY)
     kind = "unary" if arity == 1 else "binary"
     spec = DialectOperationSpec(f"scipy.special.{kind}", {"target": ctx.callee})
@@ -111,14 +125,6 @@ def _linalg(ctx: CallContext, name: str) -> CallAnswer | None:
     if kind == "tuple" or not arrays_f64 or ctx.kwargs:
         return CallAnswer(UNKNOWN, lowering=spec)
     return CallAnswer(F64 if kind == "f64" else ARRAY, lowering=spec)
-
-
-def _sparse(ctx: CallContext, name: str) -> CallAnswer | None:
-    kind = T.SPARSE_CONSTRUCTORS.get(name)
-    if kind is not None:
-        spec = DialectOperationSpec(f"scipy.sparse.{kind}", {"target": ctx.callee})
-        return CallAnswer(UNKNOWN, lowering=spec)
-    return None
 
 
 __all__ = ["answer", "converge"]

@@ -8,10 +8,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.append(str(HERE))  # _fused
 
 _SAVED: dict[str, str | None] = {}
 PYPROJECT = '[project]\nname = "scipy-tests"\n\n[tool.ppy]\nbackends = ["llvm"]\n'

@@ -19,7 +19,7 @@ ARGS = ("20000", "0.002")  # elements, seconds per timing: a quick run
 def test_example_runs_three_ways_with_identical_output() -> None:
     ways = testing.three_ways(EXAMPLE, ARGS)
     assert ways.kept["python"][-1] == "all results identical to SciPy", ways.stdout["python"]
-    assert len(ways.kept["python"]) == 6
+    assert len(ways.kept["python"]) == 7
     assert ways.fast_sites("python").startswith("# fast path: no")
-    assert ways.fast_sites("ppy").startswith("# fast path: yes (4 sites")
-    assert ways.fast_sites("ppy run").startswith("# fast path: yes (4 sites")
+    assert ways.fast_sites("ppy").startswith("# fast path: yes (5 sites")
+    assert ways.fast_sites("ppy run").startswith("# fast path: yes (5 sites")

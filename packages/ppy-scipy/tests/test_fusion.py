@@ -12,6 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.special as sc
+from _fused import HEADER, compile_pair, same, special_inputs
+from _fused import counts as _site_counts
+from _fused import unit as _site_unit
 
 import ppy
 from ppy_scipy.tables import FUSIBLE_UNARY
@@ -24,7 +27,6 @@ pytestmark = pytest.mark.fused
 SAMPLE = ("erf", "erfc", "expit", "logit", "gamma", "gammaln", "psi", "ndtr", "ndtri")
 SAMPLE += ("log_ndtr", "j0", "y1", "i0e", "entr")
 NAMES = sorted(FUSIBLE_UNARY) if os.environ.get("PPY_SCIPY_ALL") == "1" else sorted(SAMPLE)
-HEADER = "import numpy as np\nfrom numpy.typing import NDArray\nfrom scipy import special\n"
 FUNC = (
     "\n\ndef f_{n}(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:\n"
     "    return special.{n}(x * y) * 2.0 + y\n"
@@ -39,26 +41,12 @@ SOURCE = (
         "    return special.gammaln(x) - special.xlogy(x, y)\n"
     )
 )
-
-SPECIALS = np.array(
-    [
-        *(0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e-310, -1e-310),
-        *(2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308),
-        *(1e300, -1e300, 1e-300, 1.0, -1.0, 0.5, -0.5, 2.0, 1e16, 171.7, 171.6, 1e-20),
-        *(-1.0, -2.0, -3.0, -170.0, -1e10, -0.5, -2.5, 1 - 2**-53, 1 + 2**-52, 700.0, 27.0),
-        *np.array([0x7FF8000000000ABC, 0xFFF80000DEADBEEF], dtype=np.uint64).view(np.float64),
-    ]
-)
+MODULE = "special_fused"
 
 
 def _inputs(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-8, 8, n)
-    wide = rng.standard_normal(n) * 10.0 ** rng.uniform(-300, 300, n)
-    x = np.where(rng.random(n) < 0.3, wide, x)
-    picks = rng.random(n) < 0.3
-    x[picks] = SPECIALS[rng.integers(0, len(SPECIALS), int(picks.sum()))]
-    x[rng.random(n) < 0.1] = -rng.integers(0, 30, 1).astype(np.float64)  # gamma's poles
+    rng = np.random.default_rng(seed + 1000)
+    x = special_inputs(seed, n)
     y = np.where(rng.random(n) < 0.85, 1.0, rng.uniform(0.5, 1.5, n))  # x*y is mostly x
     return x, y
 
@@ -66,41 +54,19 @@ def _inputs(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def pair(project: Path) -> tuple[Any, Any, dict[str, Any]]:
     """The module compiled by ppy, the same source as Python, the compile's manifest."""
-    import importlib.util
-
-    from ppy_core.compiler.cached import compile_file, load_manifest
-
-    path = project / "special_fused.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    compiled = compile_file(path)
-    assert not [d for d in compiled.diagnostics if d.code.startswith("E")], compiled.diagnostics
-    fast = ppy.load(path, "special_fused")
-    spec = importlib.util.spec_from_file_location("special_fused_plain", path)
-    assert spec is not None
-    assert spec.loader is not None
-    plain = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plain)
-    return fast, plain, load_manifest(compiled.entry)
+    return compile_pair(project, MODULE, SOURCE)
 
 
 def _counts(function: str, manifest: dict[str, Any]) -> tuple[int, int]:
-    stats = ppy.stats()
-    ids = [f"special_fused:{r['id']}" for r in manifest["expr_sites"] if r["function"] == function]
-    fast = sum(int(stats.get(i, {}).get("fast", 0)) for i in ids)
-    fallback = sum(sum(stats.get(i, {}).get("fallback", {}).values()) for i in ids)
-    return fast, fallback
+    return _site_counts(MODULE, function, manifest)
 
 
 def _unit(function: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
-    (record,) = [r for r in manifest["expr_sites"] if r["function"] == function]
-    return record["unit"]
+    return _site_unit(function, manifest)
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> str | None:
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return f"{got.dtype}{got.shape} != {want.dtype}{want.shape}"
-    bad = np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))
-    return None if not bad.size else f"index {bad[0]}: {got[bad[0]]!r} != {want[bad[0]]!r}"
+    return same(got, want)
 
 
 @pytest.fixture(scope="module")
@@ -162,10 +128,14 @@ def test_special_and_numpy_functions_fuse_into_one_loop(pair: Any) -> None:
         assert _counts("mixed", manifest)[0] == before + 1
 
 
-def test_unannotated_leaves_fuse_and_a_two_input_function_stays_a_leaf(pair: Any) -> None:
+def test_unannotated_leaves_fuse_one_and_two_input_functions_into_one_loop(pair: Any) -> None:
     fast, plain, manifest = pair
     (record,) = [r for r in manifest["expr_sites"] if r["function"] == "untyped"]
-    assert "special.xlogy(x, y)" in record["leaves"]  # run by SciPy, then fused around
+    assert record["leaves"] == ["x", "y"]  # xlogy is in the loop, not a leaf SciPy runs
+    assert [name for name, _ in _unit("untyped", manifest)["data"]["signature"]["loops"]] == [
+        "scipy.special:gammaln",
+        "scipy.special:xlogy",
+    ]
     x, y = _inputs(5, 3000)
     y = np.abs(y)
     before = _counts("untyped", manifest)[0]

@@ -49,11 +49,28 @@ def test_a_special_function_of_an_array_converges_onto_a_qualified_unary() -> No
     assert answer.lowering is None
 
 
+def test_a_two_input_special_function_converges_onto_a_qualified_binary() -> None:
+    for args, constants in (((ARRAY, ARRAY), ()), ((ARRAY, F64), ()), ((I64, ARRAY), (3, None))):
+        ctx = CallContext("scipy.special.xlogy", args, {}, constants=constants)
+        converge = PLUGIN.tensor_operation(ctx)
+        assert converge is not None, args
+        assert (converge.op, dict(converge.attributes)) == (
+            "tensor.binary",
+            {"op": "scipy.special:xlogy"},
+        )
+        assert converge.result == ARRAY
+    assert _call("scipy.special.xlogy", ARRAY, ARRAY).lowering is None  # type: ignore[union-attr]
+
+
 def test_what_does_not_fuse_is_typed_and_named() -> None:
     f32_array = TensorType(ScalarType("f32"), None, "numpy")
     assert PLUGIN.tensor_operation(CallContext("scipy.special.erf", (f32_array,), {})) is None
     assert PLUGIN.tensor_operation(CallContext("scipy.special.erf", (F64,), {})) is None
-    assert PLUGIN.tensor_operation(CallContext("scipy.special.xlogy", (ARRAY, ARRAY), {})) is None
+    assert PLUGIN.tensor_operation(CallContext("scipy.special.xlogy", (F64, F64), {})) is None
+    # an int variable may pick an integer loop; zeta and hyp0f1 are not fused
+    assert PLUGIN.tensor_operation(CallContext("scipy.special.xlogy", (ARRAY, I64), {})) is None
+    assert PLUGIN.tensor_operation(CallContext("scipy.special.zeta", (ARRAY, ARRAY), {})) is None
+    assert PLUGIN.tensor_operation(CallContext("scipy.special.hyp0f1", (F64, ARRAY), {})) is None
     scalar = _call("scipy.special.erf", F64)
     assert scalar.result == F64  # type: ignore[union-attr]
     assert scalar.lowering == DialectOperationSpec(  # type: ignore[union-attr]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ppy_core.interface.plugin import (
     TRANSPARENT,
+    AttributeContext,
     CallAnswer,
     CallContext,
     Converge,
@@ -26,8 +27,8 @@ from ppy_core.interface.plugin import (
     Plugin,
 )
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec, RejectSpec
-from ppy_core.ir.types import OpaqueType, Type
-from ppy_torch import checks, fusion, ops
+from ppy_core.ir.types import I64, OpaqueType, Type
+from ppy_torch import checks, fusion, ops, surface
 from ppy_torch.errors import PURE_WRITES, register_codes
 from ppy_torch.graph import RegionGraph
 from ppy_torch.stage import StageInput, StageRefusal, stage_graph
@@ -108,11 +109,17 @@ class TorchPlugin(Plugin):
     def call(self, ctx: CallContext) -> CallAnswer | None:
         aten = ops.CURATED_OPS.get(ctx.callee)
         if aten is None:
-            return None
+            return surface.call(ctx)  # seeding, factories, CUDA queries, backward()
         checks.check_arity(ctx, aten)
         sig = ops.ATEN_CALLS[aten].signatures[0]
-        result: Type = TENSOR_TYPE if sig.returns == "Tensor" else OpaqueType("int")
+        result: Type = TENSOR_TYPE if sig.returns == "Tensor" else I64  # `x.size(0)`
         return CallAnswer(result=result, effects=sig.effects)
+
+    def attribute_type(self, ctx: AttributeContext) -> Type | None:
+        return surface.attribute_type(ctx)
+
+    def instance_attribute(self, ctx: AttributeContext) -> Type | None:
+        return surface.instance_attribute(ctx)
 
     def operator(self, ctx: OperatorContext) -> Converge | Type | None:
         return fusion.converge_operator(ctx)

@@ -28,7 +28,7 @@ from ppy_core.interface.plugin import (
     DecoratorSemantics,
     Plugin,
 )
-from ppy_core.ir.types import NONE, OpaqueType, Type
+from ppy_core.ir.types import I1, NONE, OpaqueType, Type
 from ppy_web import fastapi_surface
 
 # What else decides how an app is served: the frameworks, and uvicorn's fast paths.
@@ -47,6 +47,24 @@ COMPANIONS: Final[tuple[str, ...]] = (
 APPS: Final = {name: OpaqueType(name) for name in ("fastapi.FastAPI", "fastapi.APIRouter")}
 #: serving runs the app's handlers and does network IO
 SERVES: Final = frozenset({"IO", "Callback"})
+#: a server run in-process: `Server(Config(app, ...))`, started and stopped by its flags
+CONFIG: Final = OpaqueType("uvicorn.config.Config")
+SERVER: Final = OpaqueType("uvicorn.server.Server")
+SERVING: Final[Mapping[str, Type]] = {
+    "uvicorn.Config": CONFIG,
+    "uvicorn.config.Config": CONFIG,
+    "uvicorn.Server": SERVER,
+    "uvicorn.server.Server": SERVER,
+}
+#: what a program reads of a Server (uvicorn sets `started`; the program `should_exit`)
+SERVER_ATTRIBUTES: Final[Mapping[str, Type]] = {
+    "started": I1,
+    "should_exit": I1,
+    "force_exit": I1,
+    "config": CONFIG,
+    "run": OpaqueType("builtins.method"),  # handed to a Thread as its target
+    "serve": OpaqueType("builtins.method"),
+}
 #: their methods that register the decorated function for the framework to call
 ROUTE_DECORATORS: Final = frozenset(
     {
@@ -96,7 +114,7 @@ class UvicornPlugin(Plugin):
         return f"v{self.version}:uvicorn={found[0]}{extra}"
 
     def external_types(self) -> Mapping[str, Type]:
-        return {**APPS, **fastapi_surface.CLASSES}
+        return {**APPS, **fastapi_surface.CLASSES, CONFIG.name: CONFIG, SERVER.name: SERVER}
 
     def call(self, ctx: CallContext) -> CallAnswer | None:
         """`FastAPI()`, `APIRouter()`: an app, so its route decorators are known; the
@@ -106,6 +124,10 @@ class UvicornPlugin(Plugin):
             return CallAnswer(app)
         if ctx.callee in ("uvicorn.run", "uvicorn.main.run"):
             return self._uvicorn_run(ctx)
+        if ctx.callee in SERVING:
+            return CallAnswer(SERVING[ctx.callee])
+        if ctx.callee == f"{SERVER.name}.run":  # serves until `should_exit` is set
+            return CallAnswer(NONE, SERVES)
         return fastapi_surface.call(ctx)
 
     def _uvicorn_run(self, ctx: CallContext) -> CallAnswer:
@@ -142,7 +164,10 @@ class UvicornPlugin(Plugin):
         return CallAnswer(NONE, SERVES)
 
     def instance_attribute(self, ctx: AttributeContext) -> Type | None:
-        """`response.status_code`, `.text`, `.headers`... of a TestClient response."""
+        """`response.status_code`, `.text`, `.headers`... of a TestClient response; a
+        Server's flags."""
+        if ctx.owner_type == SERVER:
+            return SERVER_ATTRIBUTES.get(ctx.name)
         return fastapi_surface.instance_attribute(ctx)
 
     def decorator_semantics(self, ctx: DecoratorContext) -> DecoratorSemantics | None:

@@ -16,11 +16,15 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ppy_core.diagnostics import Diagnostic, Error, Location
 
+if TYPE_CHECKING:
+    from ppy_core.project.config import Config
+
 SKIPPED_DIRS = frozenset({".venv", "venv", "build", "dist", "node_modules", "__pycache__"})
-FORMAT = 1  # of a cached entry; bump when findings change shape or the checker's rules do
+FORMAT = 2  # of a cached entry; bump when findings change shape or the checker's rules do
 
 
 @dataclass(slots=True)
@@ -83,27 +87,51 @@ def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckRep
 
 
 def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnostic], bool]:
-    """The findings of one file, and whether they came from the cache."""
-    from ppy_core.cache.module_key import module_key
+    """The findings of one file, and whether they came from the cache. They are kept
+    under the file's quick key (`quick.quick_key`: no plugin loaded to compute it),
+    else, where only loading the plugins can tell, under its `module_key`."""
+    from ppy_core.cache.module_key import module_key, read_bytes
+    from ppy_core.compiler.check.quick import quick_key
     from ppy_core.project.config import load_config
 
     try:
         config = load_config(path)
         if strict is not None and strict != config.strict:
             config = dataclasses.replace(config, strict=strict)
+        quick = quick_key(path, read_bytes(path), config)
+        cached = _cached(_entry(quick)) if quick is not None else None
+        if cached is not None:
+            return cached, True
         key = module_key(path, config, typing_only=True)
     except Error as exc:
         return [exc.diagnostic], False
-    entry = _entry(key.key)
-    if entry is not None and entry.is_file():
-        try:
-            return [_diagnostic(row) for row in json.loads(entry.read_text())], True
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged entry: check again
-    findings = _check(key)
+    entry = _entry(quick or key.key)
+    cached = _cached(entry) if quick is None else None
+    if cached is not None:
+        return cached, True
+    from ppy_core.compiler.check import stdlib
+
+    claims = frozenset(key.activation.claims)  # type: ignore[attr-defined]
+    with stdlib.checking(claims, project_roots(path, config)):
+        findings = _check(key)
     if entry is not None:
         _publish(entry, json.dumps([_row(d) for d in findings]))
     return findings, False
+
+
+def project_roots(path: Path, config: Config) -> tuple[Path, ...]:
+    """Where the file's project keeps its own packages: its `pyproject.toml`'s folder
+    (else the file's own), as a checker puts a project on its search path."""
+    return ((config.path.parent if config.path else path.parent).resolve(),)
+
+
+def _cached(entry: Path | None) -> list[Diagnostic] | None:
+    if entry is None or not entry.is_file():
+        return None
+    try:
+        return [_diagnostic(row) for row in json.loads(entry.read_text())]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # a damaged entry: check again
 
 
 def _check(key: object) -> list[Diagnostic]:
@@ -144,8 +172,16 @@ def _check(key: object) -> list[Diagnostic]:
     functions = {
         n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     }
+    class_nodes = {  # classes no plugin types: read from their source (`check.local`)
+        classes[n.name]: n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef) and classes[n.name] not in class_types
+    }
     findings: list[Diagnostic] = []
     module_globals: dict[str, Type] = {}
+    implicit = _implicit_globals(tree)
+    enclosing = _enclosing(tree)
+    envs: dict[int, dict[str, Type]] = {}  # a function's names, for the functions it holds
     for node, owner in _functions(tree):
         typer = CheckTyper(
             oracle,
@@ -154,19 +190,82 @@ def _check(key: object) -> list[Diagnostic]:
             local_names=classes,
             local_types=class_types,
             classes=classes,
+            class_nodes=class_nodes,
             functions=functions,
+            module_names=implicit,
+            claimed=frozenset(activation.claims),
+            module=module,
         )
         typer.globals.update(module_globals)
+        outer = enclosing.get(id(node))
+        if outer is not None and id(outer) in envs:  # a closure reads its enclosing names
+            typer.env.update(envs[id(outer)])
         if owner is not None and isinstance(node, ast.FunctionDef) and node.args.args:
             first = node.args.args[0]
             if first.annotation is None and not _is_static(node):
                 typer.env[first.arg] = OpaqueType(f"{module}.{owner}")
         check = FunctionCheck(typer, node, config.strict, claimed)
         findings.extend(check.run())
+        envs[id(node)] = typer.env
         if node is tree:  # the module body runs first: names it binds once are globals
             once = single_assignments(tree)
             module_globals = {n: t for n, t in typer.env.items() if n in once}
-    return _unique([*relayed, *findings])
+    ignored = _ignored_lines(key.source)  # type: ignore[attr-defined]
+    return _unique([f for f in [*relayed, *findings] if not _on(f, path, ignored)])
+
+
+def _implicit_globals(tree: ast.Module) -> dict[str, object]:
+    """The names every module has: `__file__` and `__name__` are str; `__doc__` is this
+    module's docstring, so a str when it has one and None when it has none."""
+    from ppy_core.compiler.check.types import STR
+    from ppy_core.ir.types import NONE
+
+    doc = STR if ast.get_docstring(tree, clean=False) is not None else NONE
+    return {"__file__": STR, "__name__": STR, "__doc__": doc}
+
+
+def _ignored_lines(source: bytes) -> frozenset[int]:
+    """Lines a `# type: ignore` comment silences (PEP 484: every checker honours it;
+    an ignore on its own line before any code silences the whole file, line 0)."""
+    import io
+    import tokenize
+
+    lines: set[int] = set()
+    code_seen = False
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type == tokenize.COMMENT and token.string[1:].strip().startswith(
+                "type: ignore"
+            ):
+                lines.add(token.start[0] if code_seen else 0)
+            elif token.type not in (
+                tokenize.ENCODING,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.COMMENT,
+            ):
+                code_seen = True  # a docstring counts: the file ignore comes before it
+    except (tokenize.TokenError, SyntaxError):
+        return frozenset()
+    return frozenset(lines)
+
+
+def _on(finding: Diagnostic, path: Path, ignored: frozenset[int]) -> bool:
+    where = finding.location
+    if not ignored or where is None or Path(where.path) != path:
+        return False
+    return 0 in ignored or where.line in ignored
+
+
+def _enclosing(tree: ast.Module) -> dict[int, ast.AST]:
+    """id(nested function) -> the function it is defined in."""
+    found: dict[int, ast.AST] = {}
+    for outer in ast.walk(tree):
+        if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(outer):
+                if inner is not outer and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found[id(inner)] = outer  # (walked outside in: the innermost wins)
+    return found
 
 
 def _functions(

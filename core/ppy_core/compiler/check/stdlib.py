@@ -1,27 +1,29 @@
-"""Types of the standard library, read from typeshed's stubs (never written by hand).
+"""Stubs of the standard library, read from typeshed (never written by hand), and the
+annotated sources of packages that type themselves (the core's own `ppy`, PEP 561
+`py.typed` packages no plugin claims).
 
 `typeshed-client` bundles typeshed and resolves a qualified name over `ast`, honouring
 typeshed's `VERSIONS` file and the stubs' `sys.version_info` / `sys.platform` branches
-for the running interpreter. We read only what a checker needs of a name: what a
-function returns, the class an instance is, a class's methods and attributes. A return
-annotation we cannot reduce to one IR type (a TypeVar, a union, overloads that
-disagree) is Unknown: the checker says so under strict instead of guessing.
+for the running interpreter. This module finds a name's stub node (following
+re-exports); `signatures` turns annotations into types and resolves overloads.
 
 typeshed is chosen over hand-written tables because it is maintained with CPython and
 covers every stdlib module; over running mypy, because parsing a few stubs with `ast`
-costs milliseconds and we need only return types.
+costs milliseconds.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, OpaqueType, Type
+from ppy_core.ir.types import F64, I1, I64, NONE, Type
 
 #: builtins classes the IR has scalar types for; other classes are opaque by name
 SCALARS: Final[dict[str, Type]] = {
@@ -58,14 +60,44 @@ def is_stdlib(module: str) -> bool:
     return top in sys.stdlib_module_names or top == "builtins"
 
 
-@functools.cache
 def _names(module: str) -> dict[str, Any] | None:
-    """typeshed's names of `module`, parsed once per interpreter and typeshed build and
-    kept (pickled) under the cache root: parsing a stub costs 50-180 ms, loading 1 ms."""
+    """The names of `module`'s stub or source; a project's own module is parsed again
+    when its file changes (its size and mtime are part of the cache's key)."""
+    top = module.partition(".")[0]
+    if _project_package(top, _roots) is None:
+        return _names_under(module, (), "")
+    parts = module.split(".")
+    stamp = ""
+    for candidate in (Path(*parts).with_suffix(".py"), Path(*parts, "__init__.py")):
+        for root in _roots:
+            if (root / candidate).is_file():
+                st = (root / candidate).stat()
+                stamp = f"{root / candidate}:{st.st_size}:{st.st_mtime_ns}"
+                break
+    return _names_under(module, _roots, stamp)
+
+
+@functools.lru_cache(maxsize=512)
+def _names_under(module: str, roots: tuple[Path, ...], stamp: str) -> dict[str, Any] | None:
+    """typeshed's names of `module` (or, for a package that types itself, its own
+    source's), parsed once per process; a stdlib stub's are also kept (pickled) under
+    the cache root: parsing one costs 50-180 ms, loading it 1 ms."""
     import pickle
 
     import typeshed_client
 
+    own = typed_package(module.partition(".")[0])
+    if own is not None:  # a package's own source: what typeshed_client cannot read
+        import logging  # (a stub it finds invalid, a name defined twice) is not typed
+
+        logger = logging.getLogger("typeshed_client")
+        quiet, logger.disabled = logger.disabled, True
+        try:
+            return typeshed_client.get_stub_names(module, search_context=own)
+        except Exception:
+            return None
+        finally:
+            logger.disabled = quiet
     store = _store()
     cached = store / f"{module}.pickle" if store else None
     if cached is not None and cached.is_file():
@@ -75,11 +107,61 @@ def _names(module: str) -> dict[str, Any] | None:
             pass
     try:
         names = typeshed_client.get_stub_names(module)
-    except (SyntaxError, ValueError, OSError):
+    except Exception:  # a stub typeshed_client finds invalid (a third party's): not typed
         return None
     if cached is not None and names is not None:
         _publish(cached, pickle.dumps(names))
     return names
+
+
+#: packages whose public API is read from their own annotated source: the core's
+#: (`ppy`, `ppy_core`), which no plugin claims, and any that ships `py.typed` (PEP 561)
+CORE_PACKAGES: Final = frozenset({"ppy", "ppy_core"})
+
+
+def typed_package(top: str) -> Any:
+    """A search context over the folder holding package `top` when `top` is read from
+    source: a package of the project being checked (under its root, as a checker puts
+    the project on its path), the core's own, or a `py.typed` package; else None.
+    Nothing is imported."""
+    if is_stdlib(top):
+        return None
+    return _project_package(top, _roots) or _installed_package(top)
+
+
+@functools.cache
+def _project_package(top: str, roots: tuple[Path, ...]) -> Any:
+    for root in roots:
+        if (root / top / "__init__.py").is_file() or (root / f"{top}.py").is_file():
+            from typeshed_client import finder
+
+            return finder.get_search_context(search_path=[root], allow_py_files=True)
+    return None
+
+
+@functools.cache
+def _installed_package(top: str) -> Any:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if not locations:
+        return None
+    folder = Path(locations[0])
+    if top not in CORE_PACKAGES and not (folder / "py.typed").is_file():
+        return None
+    from typeshed_client import finder
+
+    return finder.get_search_context(search_path=[folder.parent], allow_py_files=True)
+
+
+def has_types(module: str) -> bool:
+    """Whether names in `module` are read from stubs: the standard library's, or a
+    package's own annotated source (`typed_package`)."""
+    return is_stdlib(module) or typed_package(module.partition(".")[0]) is not None
 
 
 @functools.lru_cache(maxsize=1)
@@ -111,10 +193,30 @@ def _publish(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _lookup(qualname: str) -> tuple[str, Any] | None:
+_claimed: frozenset[str] = frozenset()
+_roots: tuple[Path, ...] = ()
+
+
+@contextlib.contextmanager
+def checking(claimed: frozenset[str], roots: tuple[Path, ...]) -> Iterator[None]:
+    """While checking a file: the top-level modules its plugins claim are theirs to
+    model, so their own sources or stubs are never read (nor imported); `roots` are
+    the folders its project's own packages are found in."""
+    global _claimed, _roots
+    saved = _claimed, _roots
+    _claimed, _roots = claimed, roots
+    try:
+        yield
+    finally:
+        _claimed, _roots = saved
+
+
+def lookup(qualname: str) -> tuple[str, Any] | None:
     """The stub node of `module.name` (following re-exports), with its module."""
     module, _, name = qualname.rpartition(".")
     for _hop in range(6):
+        if module.partition(".")[0] in _claimed:
+            return None
         names = _names(module) if module else None
         info = names.get(name) if names else None
         if info is None:
@@ -131,132 +233,31 @@ def _lookup(qualname: str) -> tuple[str, Any] | None:
     return None
 
 
-def _functions(node: Any) -> list[ast.FunctionDef]:
+def functions(node: Any) -> list[ast.FunctionDef]:
     definitions = getattr(node, "definitions", None)
     found = definitions if definitions is not None else [node]
     return [d for d in found if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
-def annotation_type(node: ast.expr | None, module: str) -> Type:
-    """An annotation in the stub of `module` as an IR type (Unknown when it is not one)."""
-    if node is None:
-        return UNKNOWN
-    if isinstance(node, ast.Constant) and node.value is None:
-        return NONE
-    if isinstance(node, ast.Subscript):
-        base = node.value
-        if isinstance(base, ast.Name) and base.id in ("Final", "ClassVar"):
-            return annotation_type(node.slice, module)
-        node = base  # list[str] is a list: the checker does not look at elements
-    if isinstance(node, ast.Name):
-        if node.id in SCALARS:
-            return SCALARS[node.id]
-        resolved = _lookup(f"{module}.{node.id}")
-        if resolved is not None and isinstance(resolved[1].ast, ast.ClassDef):
-            return OpaqueType(_canonical(f"{resolved[0]}.{node.id}"))
-        builtin = _names("builtins") or {}
-        if node.id in builtin and isinstance(builtin[node.id].ast, ast.ClassDef):
-            return OpaqueType(f"builtins.{node.id}")
-        alias = ALIASES.get(f"typing.{node.id}")
-        return OpaqueType(alias) if alias else UNKNOWN
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        alias = ALIASES.get(f"{node.value.id}.{node.attr}")
-        return OpaqueType(alias) if alias else UNKNOWN
-    return UNKNOWN
-
-
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
     return ALIASES.get(name) or name
 
 
-def _returns(functions: list[ast.FunctionDef], module: str) -> Type:
-    """One type if every overload returns it, else Unknown."""
-    types = {annotation_type(f.returns, module) for f in functions}
-    return types.pop() if len(types) == 1 else UNKNOWN
-
-
-def call_type(qualname: str) -> Type | None:
-    """What calling the stdlib name `qualname` returns: a function's return type, a
-    class's instance; None if typeshed has no such name."""
-    resolved = _lookup(qualname)
-    if resolved is None:
-        return None
-    module, info = resolved
-    node = info.ast
-    if isinstance(node, ast.ClassDef):
-        name = f"{module}.{qualname.rpartition('.')[2]}"
-        return (
-            SCALARS.get(node.name, OpaqueType(_canonical(name)))
-            if module == "builtins"
-            else (OpaqueType(_canonical(name)))
-        )
-    functions = _functions(node)
-    return _returns(functions, module) if functions else UNKNOWN
-
-
-def attribute_type(qualname: str) -> Type | None:
-    """A module attribute (`math.pi`, `sys.argv`); None if typeshed has no such name."""
-    resolved = _lookup(qualname)
-    if resolved is None:
-        return None
-    module, info = resolved
-    node = info.ast
-    if isinstance(node, ast.AnnAssign):
-        return annotation_type(node.annotation, module)
-    if isinstance(node, ast.ClassDef):
-        return OpaqueType("builtins.type")
-    if _functions(node):
-        return OpaqueType("builtins.function")
-    return UNKNOWN
-
-
-def _class(qualname: str) -> tuple[str, Any] | None:
-    resolved = _lookup(qualname)
+def class_info(qualname: str) -> tuple[str, Any] | None:
+    resolved = lookup(qualname)
     if resolved is None or not isinstance(resolved[1].ast, ast.ClassDef):
         return None
     return resolved
 
 
-def member(owner: str, name: str) -> tuple[str, Type] | None:
-    """A member of the stdlib class `owner` (through its stub bases): ("method", what a
-    call returns) or ("attribute", its type); None if the class has no such member."""
-    seen: set[str] = set()
-    queue = [owner]
-    while queue:
-        current = queue.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        resolved = _class(current)
-        if resolved is None:
-            continue
-        module, info = resolved
-        children = info.child_nodes or {}
-        if name in children:
-            node = children[name].ast
-            functions = _functions(node)
-            if functions:
-                if any(_is_property(f) for f in functions):
-                    return "attribute", _returns(functions, module)
-                return "method", _returns(functions, module)
-            if isinstance(node, ast.AnnAssign):
-                return "attribute", annotation_type(node.annotation, module)
-            return "attribute", UNKNOWN
-        for base in info.ast.bases:
-            target = base.value if isinstance(base, ast.Subscript) else base
-            if isinstance(target, ast.Name):
-                queue.append(f"{module}.{target.id}")
-            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                queue.append(f"{target.value.id}.{target.attr}")
-    return None
-
-
-def _is_property(function: ast.FunctionDef) -> bool:
-    return any(
-        (isinstance(d, ast.Name) and d.id == "property")
-        or (isinstance(d, ast.Attribute) and d.attr in ("getter", "setter"))
-        for d in function.decorator_list
-    )
-
-
-__all__ = ["available", "is_stdlib", "call_type", "attribute_type", "member", "annotation_type"]
+__all__ = [
+    "available",
+    "canonical",
+    "class_info",
+    "functions",
+    "has_types",
+    "is_stdlib",
+    "lookup",
+    "checking",
+    "typed_package",
+]

@@ -1,8 +1,11 @@
 """The checker's typer: the compiler's `Typer`, asking the same plugins, plus what a
-checker must also see — the standard library from typeshed, builtins, and the
-expression kinds the compiler never needs typed (strings, displays, comparisons,
-subscripts). Compilation keeps its own narrower typer; what the plugins answer is the
-same in both, because both ask them through one `Oracle`."""
+checker must also see — builtins and the standard library from typeshed (overloads
+resolved by argument types, generics through their type arguments), the core's own
+`ppy` API from its annotated source, and the expression kinds the compiler never
+needs typed (strings, displays, comprehensions, comparisons, subscripts, `not`).
+Compilation keeps its own narrower typer; what the plugins answer is the same in both,
+because both ask them through one `Oracle`. Where nothing knows a type, `reasons`
+keeps why, for strict mode's message."""
 
 from __future__ import annotations
 
@@ -11,9 +14,23 @@ import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ppy_core.compiler.check import stdlib
-from ppy_core.compiler.frontend.typer import Typer
-from ppy_core.interface.plugin import AttributeContext, Converge, SubscriptContext
+from ppy_core.compiler.check import hints, local, modules, signatures, stdlib
+from ppy_core.compiler.check.scopes import Fact, Scopes, narrowing
+from ppy_core.compiler.check.signatures import Args
+from ppy_core.compiler.check.types import (
+    ANY,
+    BYTES,
+    FUNCTION,
+    STR,
+    class_of,
+    generic,
+    members,
+    name,
+    union,
+    without_none,
+)
+from ppy_core.compiler.frontend.typer import Typer, _constant
+from ppy_core.interface.plugin import NOT_CONSTANT, AttributeContext, CallContext, Converge
 from ppy_core.ir.types import (
     F64,
     I1,
@@ -21,40 +38,46 @@ from ppy_core.ir.types import (
     NONE,
     UNKNOWN,
     OpaqueType,
-    ScalarType,
     TensorType,
     TupleType,
     Type,
 )
 
-STR = OpaqueType("builtins.str")
-BYTES = OpaqueType("builtins.bytes")
-DISPLAYS: Mapping[type[ast.expr], Type] = {
-    ast.JoinedStr: STR,
-    ast.List: OpaqueType("builtins.list"),
-    ast.ListComp: OpaqueType("builtins.list"),
-    ast.Dict: OpaqueType("builtins.dict"),
-    ast.DictComp: OpaqueType("builtins.dict"),
-    ast.Set: OpaqueType("builtins.set"),
-    ast.SetComp: OpaqueType("builtins.set"),
-    ast.GeneratorExp: OpaqueType("builtins.generator"),
-    ast.Lambda: OpaqueType("builtins.function"),
-}
 _BUILTINS = frozenset(dir(builtins))
 _CLASSES = frozenset(n for n in _BUILTINS if isinstance(getattr(builtins, n), type))
+_DUNDERS = {
+    "Add": "add",
+    "Sub": "sub",
+    "Mult": "mul",
+    "Div": "truediv",
+    "FloorDiv": "floordiv",
+    "Mod": "mod",
+    "Pow": "pow",
+    "MatMult": "matmul",
+    "BitAnd": "and",
+    "BitOr": "or",
+    "BitXor": "xor",
+    "LShift": "lshift",
+    "RShift": "rshift",
+}
 
 
 @dataclass(slots=True)
-class CheckTyper(Typer):
+class CheckTyper(Typer, Scopes):
     """`Typer` with the standard library and every expression kind typed."""
 
     classes: Mapping[str, str] = field(default_factory=dict)  # local class -> qualname
+    class_nodes: Mapping[str, ast.ClassDef] = field(default_factory=dict)  # qualname -> def
     functions: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    module_names: Mapping[str, Type] = field(default_factory=dict)  # __doc__, __file__, ...
+    reasons: dict[int, str] = field(default_factory=dict)  # id(node) -> why it is Unknown
+    claimed: frozenset[str] = frozenset()  # top-level modules a plugin claims
+    module: str = ""  # this module's own name
 
     def qualname(self, node: ast.expr) -> str | None:
-        name = Typer.qualname(self, node)
-        if name is not None:
-            return name
+        found = Typer.qualname(self, node)
+        if found is not None:
+            return found
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -64,6 +87,7 @@ class CheckTyper(Typer):
             and node.id in _BUILTINS
             and node.id not in self.env
             and node.id not in self.globals
+            and node.id not in self.module_names
         ):
             return ".".join([f"builtins.{node.id}", *reversed(parts)])
         return None
@@ -72,63 +96,76 @@ class CheckTyper(Typer):
         found = Typer.annotation(self, node)
         if found is not UNKNOWN or node is None:
             return found
-        target = node.value if isinstance(node, ast.Subscript) else node
-        name = self.qualname(target)
-        if name is not None and name.startswith("builtins.") and name[9:] in _CLASSES:
-            return OpaqueType(name)  # `str`, `list[int]`: the class (elements not checked)
-        if name in self.classes.values():
+        if isinstance(node, ast.Constant):
+            return UNKNOWN  # a string annotation Typer parsed and found nothing in
+        name = self.qualname(node.value if isinstance(node, ast.Subscript) else node)
+        if name in self.classes.values() and not isinstance(node, ast.Subscript):
             return OpaqueType(name)
-        return UNKNOWN
+        return hints.read(node, self.qualname, self.annotation)
 
     def module_name(self, node: ast.expr) -> bool:
         """Whether `node` names an imported module (or a name inside one)."""
         return isinstance(node, ast.Name | ast.Attribute) and Typer.qualname(self, node) is not None
 
+    # -- expressions --------------------------------------------------------------------
     def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
         found = Typer.expr(self, node, conv)
         if found is not UNKNOWN:
             return found
-        if isinstance(node, ast.Constant):
-            return (
-                STR
-                if isinstance(node.value, str)
-                else BYTES
-                if isinstance(node.value, bytes)
-                else NONE
-                if node.value is None
-                else UNKNOWN
-            )
-        if type(node) in DISPLAYS:
-            return DISPLAYS[type(node)]
-        if isinstance(node, ast.Name) and node.id not in self.env:
-            if node.id in self.functions:
-                return OpaqueType("builtins.function")  # a function of this module, as a value
-            if node.id in self.classes:
-                return OpaqueType("builtins.type")
-        if isinstance(node, ast.Tuple):
-            return TupleType(tuple(self.expr(e, conv) for e in node.elts))
-        if isinstance(node, ast.Compare):
-            return self._compare(node, conv)
-        if isinstance(node, ast.BoolOp | ast.IfExp):
-            parts = node.values if isinstance(node, ast.BoolOp) else [node.body, node.orelse]
-            kinds = {self.expr(p, conv) for p in parts}
-            return kinds.pop() if len(kinds) == 1 else UNKNOWN
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node, conv)
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id not in self.env:
-                local = self.local_call(node.func.id)
-                if local is not None:
-                    return local
-            return self._stdlib_call(node, conv)
-        if isinstance(node, ast.Attribute):
-            return self._stdlib_attribute(node, conv)
-        if isinstance(node, ast.BinOp):
-            return self._python_binop(node, conv)
+        kind = type(node).__name__
+        reader = getattr(self, f"_expr_{kind}", None)
+        return reader(node, conv) if reader is not None else UNKNOWN
+
+    def _expr_Constant(self, node: ast.Constant, conv: Mapping[int, Converge]) -> Type:
+        value = node.value
+        return {str: STR, bytes: BYTES, type(None): NONE}.get(type(value), UNKNOWN)
+
+    def _expr_JoinedStr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        return STR
+
+    def _expr_Lambda(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        return FUNCTION
+
+    def _expr_Name(self, node: ast.Name, conv: Mapping[int, Converge]) -> Type:
+        if node.id in self.env or node.id in self.globals:
+            return UNKNOWN
+        if node.id in self.functions:
+            return FUNCTION  # a function of this module, as a value
+        if node.id in self.classes or node.id in _CLASSES:
+            return OpaqueType("builtins.type")
+        if node.id in self.module_names:
+            return self.module_names[node.id]
+        imported = self.imports.get(node.id)
+        if imported is not None and "." in imported and self.typed(imported):
+            return modules.module_attribute(imported) or UNKNOWN  # `from m import X`
+        if node.id in _BUILTINS:
+            return modules.module_attribute(f"builtins.{node.id}") or UNKNOWN
         return UNKNOWN
 
-    # -- what the plugins did not answer ----------------------------------------------
-    def _compare(self, node: ast.Compare, conv: Mapping[int, Converge]) -> Type:
+    def _expr_NamedExpr(self, node: ast.NamedExpr, conv: Mapping[int, Converge]) -> Type:
+        value = self.expr(node.value, conv)
+        if isinstance(node.target, ast.Name):
+            self.env[node.target.id] = value
+        return value
+
+    def _expr_UnaryOp(self, node: ast.UnaryOp, conv: Mapping[int, Converge]) -> Type:
+        if isinstance(node.op, ast.Not):
+            return I1  # `not x` is a bool whatever x is
+        operand = self.expr(node.operand, conv)
+        if isinstance(node.op, ast.Invert) and operand in (I64, I1):
+            return I64
+        return UNKNOWN
+
+    def _expr_BoolOp(self, node: ast.BoolOp, conv: Mapping[int, Converge]) -> Type:
+        parts = [self.expr(v, conv) for v in node.values]
+        if isinstance(node.op, ast.Or):  # every part but the last is taken only if truthy
+            return union([*(without_none(p) for p in parts[:-1]), parts[-1]])
+        return union(parts)
+
+    def _expr_IfExp(self, node: ast.IfExp, conv: Mapping[int, Converge]) -> Type:
+        return union([self.expr(node.body, conv), self.expr(node.orelse, conv)])
+
+    def _expr_Compare(self, node: ast.Compare, conv: Mapping[int, Converge]) -> Type:
         if len(node.ops) == 1:
             reply = self.oracle.operator(
                 self.operator_context(node, [node.left, node.comparators[0]], conv)
@@ -139,75 +176,188 @@ class CheckTyper(Typer):
                 return reply
         operands = [self.expr(o, conv) for o in (node.left, *node.comparators)]
         if any(isinstance(t, TensorType) for t in operands):
-            return UNKNOWN  # an array comparison no plugin typed
+            self.reasons[id(node)] = "no plugin types this array comparison"
+            return UNKNOWN
         return I1
 
-    def _subscript(self, node: ast.Subscript, conv: Mapping[int, Converge]) -> Type:
+    def _expr_Subscript(self, node: ast.Subscript, conv: Mapping[int, Converge]) -> Type:
         value = self.expr(node.value, conv)
-        if value is UNKNOWN:
+        index = self.expr(node.slice, conv)
+        if value is UNKNOWN or value == ANY:
+            return value  # (a plugin's subscript was asked by `Typer.expr`)
+        if isinstance(value, TupleType):
+            position = _constant(node.slice)
+            if isinstance(position, int) and -len(value.elements) <= position < len(value.elements):
+                return value.elements[position]
+            if isinstance(node.slice, ast.Slice):
+                return generic("builtins.tuple", [union(value.elements)])
+        if isinstance(node.slice, ast.Slice):
+            index = OpaqueType("builtins.slice")
+        args = Args((index,), {}, (_constant(node.slice),))
+        return self._method(node, value, "__getitem__", args)
+
+    def _expr_Call(self, node: ast.Call, conv: Mapping[int, Converge]) -> Type:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            local = self.local_call(func.id)
+            if local is not None:
+                return local
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            self.reasons[id(node)] = "a call with *args or **kwargs is not typed"
             return UNKNOWN
-        reply = self.oracle.subscript(
-            SubscriptContext(
-                value=value,
-                index=(self.expr(node.slice, conv),),
+        args = Args(
+            tuple(self.expr(a, conv) for a in node.args),
+            {k.arg: self.expr(k.value, conv) for k in node.keywords if k.arg},
+            tuple(_constant(a) for a in node.args),
+            {k.arg: _constant(k.value) for k in node.keywords if k.arg},
+        )
+        callee = self.qualname(func)
+        if callee is not None:
+            if callee in self.classes.values():
+                return OpaqueType(callee)  # a class of this project: its instance
+            if callee == "builtins.abs" and args.positional and args.positional[0] in (F64, I64):
+                return args.positional[0]
+            if self.typed(callee):
+                found = modules.module_call(callee, args)
+                if found is None and isinstance(func, ast.Attribute):
+                    owner = modules.module_attribute(callee.rpartition(".")[0])
+                    if owner == ANY:  # `sys.stderr` is `TextIO | MaybeNone` (Any)
+                        return ANY
+                    if owner is not None and class_of(owner) is not None:  # `os.environ.get`
+                        return self._method(node, owner, func.attr, args)
+                if found is UNKNOWN:
+                    self.reasons[id(node)] = _no_fit(callee, args)
+                return found if found is not None else self._missing(node, callee)
+            return UNKNOWN
+        if isinstance(func, ast.Attribute):
+            receiver = self.expr(func.value, conv)
+            if receiver == ANY:
+                return ANY
+            if receiver is not UNKNOWN:
+                return self._method(node, receiver, func.attr, args)
+        else:
+            return self._call_value(node, self.expr(func, conv), args)
+        return UNKNOWN
+
+    def _call_value(self, node: ast.Call, value: Type, args: Args) -> Type:
+        """Calling an object (`nn.Dense(32)(x)`): its class's `__call__`, asked to the
+        plugins as `Class.__call__` with the object as receiver, else from its stub."""
+        if value == ANY or value is UNKNOWN:
+            return value
+        owner = self._owner_class(value)
+        answer = self.oracle.call(
+            CallContext(
+                callee=f"{owner}.__call__",
+                args=(value, *args.positional),
+                kwargs=dict(args.keywords),
+                constants=(NOT_CONSTANT, *args.constants),
+                kw_constants=dict(args.kw_constants or {}),
+                receiver=value,
                 location=self.location(node),
                 report=self.oracle.report,
             )
         )
-        if reply is not None:
-            return reply
-        if isinstance(value, TupleType) and isinstance(node.slice, ast.Constant):
-            index = node.slice.value
-            if isinstance(index, int) and -len(value.elements) <= index < len(value.elements):
-                return value.elements[index]
-        if value == STR:
-            return STR
+        if answer is not None:
+            return answer.result
+        if class_of(value) is not None and value != FUNCTION:
+            return self._method(node, value, "__call__", args)
+        self.reasons[id(node)] = f"what calling a {name(value)} returns is not known"
         return UNKNOWN
 
-    def _stdlib_call(self, node: ast.Call, conv: Mapping[int, Converge]) -> Type:
-        ctx = self.call_context(node, conv)
-        if ctx is None:
-            return UNKNOWN
-        if ctx.callee in self.classes.values():
-            return OpaqueType(ctx.callee)  # a class of this project: its instance
-        _owner, _, name = ctx.callee.rpartition(".")
-        if ctx.receiver is not None and isinstance(ctx.receiver, OpaqueType | ScalarType):
-            found = stdlib.member(_class_of(ctx.receiver), name)
-            return found[1] if found and found[0] == "method" else UNKNOWN
-        if stdlib.is_stdlib(ctx.callee):
-            if ctx.callee == "builtins.abs" and ctx.args and ctx.args[0] in (F64, I64):
-                return ctx.args[0]  # typeshed spells abs through a protocol
-            return stdlib.call_type(ctx.callee) or UNKNOWN
+    def _method(self, node: ast.expr, receiver: Type, attr: str, args: Args) -> Type:
+        """`receiver.attr(args)`: from stubs for a stub class, from the plugins for
+        their types; a union's every member must have it (None first: the usual gap)."""
+        answers = []
+        for part in sorted(members(receiver), key=lambda m: m != NONE):
+            if isinstance(part, OpaqueType) and part.name in self.class_nodes:
+                found = local.member(self, part.name, attr, call=args)
+            elif class_of(part) is None:
+                found = self._plugin_method(node, part, attr, args)
+            else:
+                found = signatures.method(part, attr, args)
+            if found is None or found is UNKNOWN:
+                missing = class_of(part) is not None and signatures.member_type(part, attr) is None
+                self.reasons[id(node)] = (
+                    f"{name(part)} has no member `{attr}`"
+                    if missing
+                    else f"`{attr}` of {name(part)} is not modelled"
+                    if class_of(part) is None
+                    else f"no signature of {name(part)}.{attr} fits ({_shown(args)})"
+                )
+                return UNKNOWN
+            answers.append(found)
+        return union(answers)
+
+    def _plugin_method(self, node: ast.expr, part: Type, attr: str, args: Args) -> Type | None:
+        answer = self.oracle.call(
+            CallContext(
+                callee=f"{self._owner_class(part)}.{attr}",
+                args=(part, *args.positional),
+                kwargs=dict(args.keywords),
+                constants=(NOT_CONSTANT, *args.constants),
+                kw_constants=dict(args.kw_constants or {}),
+                receiver=part,
+                location=self.location(node),
+                report=self.oracle.report,
+            )
+        )
+        return answer.result if answer is not None else None
+
+    def _missing(self, node: ast.expr, qualname: str) -> Type:
+        module, _, attr = qualname.rpartition(".")
+        self.reasons[id(node)] = f"module `{module}` has no `{attr}` in its stubs"
         return UNKNOWN
 
-    def _stdlib_attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
+    def _expr_Attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
         owner = self.qualname(node.value)
-        if owner is not None:
-            if stdlib.is_stdlib(owner):
-                return stdlib.attribute_type(f"{owner}.{node.attr}") or UNKNOWN
+        if owner is not None and owner not in self.classes.values():
+            if self.typed(owner):  # a name inside a module
+                found = modules.module_attribute(f"{owner}.{node.attr}")
+                return found if found is not None else self._missing(node, f"{owner}.{node.attr}")
             return UNKNOWN
         value = self.expr(node.value, conv)
-        if isinstance(value, OpaqueType | ScalarType):
-            found = stdlib.member(_class_of(value), node.attr)
-            if found is not None:
-                return found[1] if found[0] == "attribute" else OpaqueType("builtins.method")
-        return UNKNOWN
+        if value == ANY:
+            return ANY
+        found_types = []
+        for part in sorted(members(value), key=lambda m: m != NONE):
+            if isinstance(part, OpaqueType) and part.name in self.class_nodes:
+                found = local.member(self, part.name, node.attr, call=None)
+            elif class_of(part):
+                found = signatures.member_type(part, node.attr)
+            else:
+                found = self.instance_attribute(part, node.attr, node) or None
+            if found is None or found is UNKNOWN:
+                self.reasons[id(node)] = (
+                    f"{name(part)} has no member `{node.attr}`"
+                    if found is None and self._known_class(part)
+                    else f"`{node.attr}` of {name(part)} is not modelled"
+                )
+                return UNKNOWN
+            found_types.append(found)
+        return union(found_types) if found_types else UNKNOWN
 
-    def _python_binop(self, node: ast.BinOp, conv: Mapping[int, Converge]) -> Type:
+    def _expr_BinOp(self, node: ast.BinOp, conv: Mapping[int, Converge]) -> Type:
         left, right = self.expr(node.left, conv), self.expr(node.right, conv)
         op = type(node.op).__name__
-        if left == STR and ((right == STR and op == "Add") or op == "Mod"):
-            return STR
-        if {left, right} <= {STR, I64} and STR in (left, right) and op == "Mult":
-            return STR
         numbers = {left, right} <= {F64, I64, I1}
         if numbers and op in ("FloorDiv", "Mod"):
             return F64 if F64 in (left, right) else I64  # Python's own rules
-        if numbers and op in ("BitAnd", "BitOr", "BitXor", "LShift", "RShift"):
-            return I64 if F64 not in (left, right) else UNKNOWN
         if numbers and op == "Pow" and F64 in (left, right):
             return F64  # float ** x is a float (or raises); int ** int may be either
-        return UNKNOWN
+        if UNKNOWN in (left, right) or op not in _DUNDERS or (numbers and op == "Pow"):
+            return UNKNOWN
+        dunder = _DUNDERS[op]
+        answers = []
+        for part in members(left):
+            found = signatures.method(part, f"__{dunder}__", Args((right,), {}))
+            if found is None or found is UNKNOWN or found == OpaqueType("types.NotImplementedType"):
+                found = signatures.method(right, f"__r{dunder}__", Args((part,), {}))
+            if found is None or found is UNKNOWN:
+                return UNKNOWN
+            answers.append(found)
+        return union(answers)
 
     def local_call(self, callee: str) -> Type | None:
         """A call of a function defined in this module: its annotated return type."""
@@ -217,11 +367,28 @@ class CheckTyper(Typer):
         return self.annotation(node.returns) if node.returns is not None else UNKNOWN
 
     def _owner_class(self, t: Type) -> str:
+        """A method of a builtins or stdlib instance is asked as `builtins.str.split`:
+        no plugin claims `builtins`, so the call comes back to this typer."""
         if isinstance(t, OpaqueType):
             return t.name
-        if isinstance(t, ScalarType) and t in _SCALAR_CLASSES:
-            return _SCALAR_CLASSES[t]
-        return Typer._owner_class(self, t)
+        ref = class_of(t) if t in (F64, I64, I1) else None
+        return ref[0] if ref is not None else Typer._owner_class(self, t)
+
+    def _known_class(self, t: Type) -> bool:
+        """Whether `t`'s class is read whole (a stub's, or this module's own), so a
+        member it lacks is missing rather than unmodelled."""
+        ref = class_of(t)
+        if ref is None:
+            return False
+        if ref[0] in self.class_nodes:
+            return True  # (what its methods set unannotated is found too: `check.local`)
+        return stdlib.is_stdlib(ref[0]) and stdlib.class_info(ref[0]) is not None
+
+    def typed(self, qualname: str) -> bool:
+        """Whether names under `qualname` are read from stubs: the standard library's,
+        or a self-typed package's that no plugin claims (a plugin models its library)."""
+        top = qualname.partition(".")[0]
+        return top not in self.claimed and top != self.module and stdlib.has_types(qualname)
 
     def instance_attribute(self, value: Type, name: str, node: ast.AST) -> Type:
         """`value.name` as the plugins answer it (for the checker's own questions)."""
@@ -231,17 +398,14 @@ class CheckTyper(Typer):
         return self.oracle.instance_attribute(ctx) or UNKNOWN
 
 
-_SCALAR_CLASSES: Mapping[Type, str] = {
-    F64: "builtins.float",
-    I64: "builtins.int",
-    I1: "builtins.bool",
-}
+def _shown(args: Args) -> str:
+    shown = [name(a) for a in args.positional]
+    shown += [f"{k}={name(v)}" for k, v in args.keywords.items()]
+    return ", ".join(shown)
 
 
-def _class_of(t: Type) -> str:
-    if isinstance(t, OpaqueType):
-        return t.name
-    return _SCALAR_CLASSES.get(t, "")
+def _no_fit(callee: str, args: Args) -> str:
+    return f"no signature of {callee.removeprefix('builtins.')} fits ({_shown(args)})"
 
 
-__all__ = ["CheckTyper", "STR", "BYTES"]
+__all__ = ["CheckTyper", "Fact", "narrowing", "STR", "BYTES"]

@@ -19,7 +19,17 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ppy_core.compiler.check.typer import BYTES, STR, CheckTyper
+from ppy_core.compiler.check import signatures
+from ppy_core.compiler.check.contradictions import contradicts
+from ppy_core.compiler.check.statements import bound_names, expressions, instance, leaves
+from ppy_core.compiler.check.typer import CheckTyper, Fact, narrowing
+from ppy_core.compiler.check.types import (
+    BYTES,
+    STR,
+    class_of,
+    generic,
+)
+from ppy_core.compiler.check.types import name as _name
 from ppy_core.diagnostics import Diagnostic, Location
 from ppy_core.ir.types import (
     F64,
@@ -27,8 +37,6 @@ from ppy_core.ir.types import (
     I64,
     NONE,
     UNKNOWN,
-    OpaqueType,
-    ScalarType,
     TensorType,
     Type,
 )
@@ -48,6 +56,15 @@ class FunctionCheck:
     claimed: Callable[[str], str | None]  # module -> plugin claiming it
     findings: list[Diagnostic] = field(default_factory=list)
     returns: Type = UNKNOWN
+    #: names bound to an Unknown already reported where it started: not reported again
+    reported: set[str] = field(default_factory=set)
+    _grew: bool = False  # whether the statement being checked reported anything
+
+    @property
+    def _generator(self) -> bool:
+        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(self.node)
+        )
 
     @property
     def checked(self) -> bool:
@@ -67,12 +84,15 @@ class FunctionCheck:
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            if arg.annotation is None and arg.arg in self.typer.env:
+                continue  # `self`, typed as its class by the caller
             self.typer.env[arg.arg] = self.typer.annotation(arg.annotation)
-        for arg in (args.vararg, args.kwarg):
-            if arg is not None:
-                self.typer.env[arg.arg] = OpaqueType(
-                    "builtins.tuple" if arg is args.vararg else "builtins.dict"
-                )
+        if args.vararg is not None:  # `*args: int` is a tuple[int, ...]
+            item = self.typer.annotation(args.vararg.annotation)
+            self.typer.env[args.vararg.arg] = generic("builtins.tuple", [item])
+        if args.kwarg is not None:  # `**kwargs: str` is a dict[str, str]
+            value = self.typer.annotation(args.kwarg.annotation)
+            self.typer.env[args.kwarg.arg] = generic("builtins.dict", [STR, value])
 
     # -- statements -------------------------------------------------------------------
     def _block(self, body: list[ast.stmt]) -> None:
@@ -80,10 +100,29 @@ class FunctionCheck:
             self._statement(stmt)
 
     def _statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            # checked on their own; a call of it here returns what it is annotated to
+            self.typer.functions = {**self.typer.functions, stmt.name: stmt}
+            self.typer.env.pop(stmt.name, None)
+            return
+        if isinstance(stmt, ast.ClassDef):
             return  # checked on their own
-        for expr in _expressions(stmt):
+        before = len(self.findings)
+        for expr in expressions(stmt):
             self._expression(expr)
+        self._grew = len(self.findings) > before
+        self._bind_statement(stmt)
+        self._mark(stmt)
+
+    def _mark(self, stmt: ast.stmt) -> None:
+        """Names `stmt` bound to an Unknown it reported are not reported again."""
+        for name in bound_names(stmt):
+            if self.typer.env.get(name, NONE) is UNKNOWN and self._grew:
+                self.reported.add(name)
+            else:
+                self.reported.discard(name)
+
+    def _bind_statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
             value = self._type(stmt.value)
             for target in stmt.targets:
@@ -100,21 +139,41 @@ class FunctionCheck:
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             pass  # the operator's type is checked as an expression; the name keeps its type
         elif isinstance(stmt, ast.For | ast.AsyncFor):
-            self._bind(stmt.target, self._iterated(stmt.iter))
+            self._bind(stmt.target, signatures.iterate(self._type(stmt.iter)))
+            self._mark(stmt)  # before the body, which uses the target
             self._block(stmt.body)
             self._block(stmt.orelse)
-        elif isinstance(stmt, ast.While | ast.If):
-            self._block(stmt.body)
+        elif isinstance(stmt, ast.While):  # `while tb is not None:` narrows the body
+            self._narrowed(narrowing(stmt.test)[0], stmt.body)
             self._block(stmt.orelse)
+        elif isinstance(stmt, ast.If):
+            self._if(stmt)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 if item.optional_vars is not None:
-                    self._bind(item.optional_vars, UNKNOWN)
+                    entered = self._entered(self._type(item.context_expr), stmt)
+                    self._bind(item.optional_vars, entered)
+            self._mark(stmt)
             self._block(stmt.body)
+        elif isinstance(stmt, ast.Assert):  # what follows runs only if the test held
+            self._narrow(narrowing(stmt.test)[0])
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            self._import(stmt)
         elif isinstance(stmt, ast.Try):
-            for part in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-                self._block(part)
-        elif isinstance(stmt, ast.Return) and self.checked and self.node.returns is not None:
+            self._block(stmt.body)
+            for handler in stmt.handlers:
+                if handler.name is not None:
+                    caught = self._type(handler.type) if handler.type is not None else UNKNOWN
+                    self.typer.env[handler.name] = instance(caught, handler.type)
+                self._block(handler.body)
+            self._block(stmt.orelse)
+            self._block(stmt.finalbody)
+        elif (
+            isinstance(stmt, ast.Return)
+            and self.checked
+            and self.node.returns is not None
+            and not self._generator
+        ):  # (a generator's `return` ends it: its annotation is of what it yields)
             if stmt.value is None:
                 if self.returns not in (NONE, UNKNOWN):
                     self._find(
@@ -126,20 +185,52 @@ class FunctionCheck:
             else:
                 self._contradiction(stmt.value, self.returns, "returned from", "", "E1005")
 
-    def _bind(self, target: ast.expr, value: Type) -> None:
-        if isinstance(target, ast.Name):
-            self.typer.env[target.id] = value
-        elif isinstance(target, ast.Tuple | ast.List):
-            for element in target.elts:
-                self._bind(element, UNKNOWN)
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """An import inside a function binds its names there, as at the top."""
+        imports = dict(self.typer.imports)
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.partition(".")[0]
+                imports[bound] = alias.name if alias.asname else bound
+        elif stmt.module is not None and stmt.level == 0:
+            for alias in stmt.names:
+                imports[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        self.typer.imports = imports
+        for bound in imports:
+            self.typer.env.pop(bound, None)
 
-    def _iterated(self, iterable: ast.expr) -> Type:
-        if (
-            isinstance(iterable, ast.Call)
-            and self.typer.qualname(iterable.func) == "builtins.range"
-        ):
-            return I64
-        return UNKNOWN
+    def _bind(self, target: ast.expr, value: Type) -> None:
+        self.typer.bind(target, value)
+
+    def _entered(self, manager: Type, stmt: ast.With | ast.AsyncWith) -> Type:
+        """What `with manager as x` binds: `__enter__`'s (`__aenter__`'s) result."""
+        if class_of(manager) is None or isinstance(stmt, ast.AsyncWith):
+            return UNKNOWN  # (what an awaitable gives is not read from stubs)
+        found = signatures.method(manager, "__enter__", signatures.Args((), {}))
+        return found if found is not None else UNKNOWN
+
+    def _if(self, stmt: ast.If) -> None:
+        """The branches, each with the names its test narrows (`if x:`, `if x is not
+        None:` drop None from x's type in the body, `if x is None:` in the else); a
+        branch that always leaves (return, raise, ...) narrows what follows."""
+        yes, no = narrowing(stmt.test)
+        self._narrowed(yes, stmt.body)
+        self._narrowed(no, stmt.orelse)
+        if leaves(stmt.body):
+            self._narrow(no)
+        elif stmt.orelse and leaves(stmt.orelse):
+            self._narrow(yes)
+
+    def _narrowed(self, facts: list[Fact], body: list[ast.stmt]) -> None:
+        before = {n: self.typer.env[n] for n, _ in facts if n in self.typer.env}
+        narrowed = self._narrow(facts)
+        self._block(body)
+        for n, old in before.items():
+            if self.typer.env.get(n) == narrowed.get(n):
+                self.typer.env[n] = old  # not rebound in the branch: as it was
+
+    def _narrow(self, facts: list[Fact]) -> dict[str, Type]:
+        return self.typer.narrow(facts)
 
     # -- expressions ------------------------------------------------------------------
     def _type(self, node: ast.expr) -> Type:
@@ -152,6 +243,8 @@ class FunctionCheck:
             types[id(node)] = found = self._type(node)
             if isinstance(node, ast.BinOp) and self._operands(node, types):
                 continue
+            if isinstance(node, ast.Name) and node.id in self.reported:
+                continue  # its Unknown was reported where it was bound
             if found is UNKNOWN and self.strict and self.checked and isinstance(node, _ROOTS):
                 # only where the Unknown starts: every part it is made from is known
                 parts = self._typed_children(node)
@@ -169,16 +262,44 @@ class FunctionCheck:
             return [*owner, *node.args, *(k.value for k in node.keywords)]
         if isinstance(node, ast.Attribute):
             return [] if self.typer.module_name(node) else [node.value]
+        if isinstance(node, ast.NamedExpr):
+            return [node.value]  # the target is what it binds
         return [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
 
     def _postorder(self, expr: ast.expr) -> Iterator[ast.expr]:
-        """Sub-expressions before the expressions they are in; not into nested scopes."""
-        if not isinstance(
+        """Sub-expressions before the expressions they are in; not into nested scopes.
+        In `a and b` (`a or b`, `x if a else y`) what `a` proves (disproves) narrows
+        the names while the rest is typed: `isinstance(t, C) and t.attr`."""
+        if isinstance(expr, ast.BoolOp | ast.IfExp):
+            yield from self._guarded(expr)
+        elif not isinstance(
             expr, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
         ):
             for child in self._typed_children(expr):
                 yield from self._postorder(child)
         yield expr
+
+    def _guarded(self, expr: ast.BoolOp | ast.IfExp) -> Iterator[ast.expr]:
+        env = self.typer.env
+        saved = dict(env)
+        try:
+            if isinstance(expr, ast.IfExp):
+                yield from self._postorder(expr.test)
+                yes, no = narrowing(expr.test)
+                self._narrow(yes)
+                yield from self._postorder(expr.body)
+                env.clear()
+                env.update(saved)
+                self._narrow(no)
+                yield from self._postorder(expr.orelse)
+                return
+            side = 0 if isinstance(expr.op, ast.And) else 1
+            for value in expr.values:
+                yield from self._postorder(value)
+                self._narrow(narrowing(value)[side])
+        finally:
+            env.clear()
+            env.update(saved)
 
     def _operands(self, node: ast.BinOp, types: dict[int, Type]) -> bool:
         """Operands Python itself refuses (`array + "s"`, `None * x`): no plugin accepted
@@ -208,7 +329,7 @@ class FunctionCheck:
         self, value: ast.expr, declared: Type, verb: str, name: str, code: str
     ) -> None:
         found = self._type(value)
-        why = _contradicts(found, declared)
+        why = contradicts(found, declared)
         if why is None:
             return
         where = f"`{name}`" if name else "this function"
@@ -232,6 +353,8 @@ class FunctionCheck:
 
     def _why(self, node: ast.expr) -> str:
         typer = self.typer
+        if id(node) in typer.reasons:
+            return typer.reasons[id(node)]
         if isinstance(node, ast.Name):
             if node.id in typer.env:
                 return "it is bound to something untyped (annotate the parameter or variable)"
@@ -253,76 +376,14 @@ class FunctionCheck:
         self.findings.append(Diagnostic(code, message, hint, self.typer.location(node)))
 
 
-def _expressions(stmt: ast.stmt) -> Iterator[ast.expr]:
-    """The expressions a statement evaluates itself (not those of nested blocks)."""
-    if isinstance(stmt, ast.For | ast.AsyncFor):
-        yield stmt.iter
-    elif isinstance(stmt, ast.While | ast.If):
-        yield stmt.test
-    elif isinstance(stmt, ast.With | ast.AsyncWith):
-        yield from (item.context_expr for item in stmt.items)
-    elif isinstance(stmt, ast.Try | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return
-    elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-        if stmt.value is not None:
-            yield stmt.value
-    else:
-        yield from (c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.expr))
-
-
-def _contradicts(found: Type, declared: Type) -> str | None:
-    """Why a value of type `found` cannot be of `declared` (None: it can, or unknown)."""
-    if UNKNOWN in (found, declared):
-        return None
-    if isinstance(declared, TensorType):
-        if not isinstance(found, TensorType):
-            return "not an array" if found not in (NONE,) else "None is not an array"
-        if declared.library and found.library and declared.library != found.library:
-            return f"a {found.library} array is not a {declared.library} array"
-        if found.element != declared.element and "?" not in (found.element.kind,):
-            return f"dtype {found.element.kind} is not {declared.element.kind}"
-        if found.shape is not None and declared.shape is not None:
-            if len(found.shape) != len(declared.shape):
-                return f"shape has rank {len(found.shape)}, not {len(declared.shape)}"
-            for a, b in zip(found.shape, declared.shape, strict=True):
-                if isinstance(a, int) and isinstance(b, int) and a != b:
-                    return f"shape {found.shape} is not {declared.shape}"
-        return None
-    if isinstance(found, TensorType):
-        return (
-            "an array is not a scalar"
-            if isinstance(declared, ScalarType)
-            else ("an array is not None" if declared == NONE else None)
-        )
-    if declared == F64:
-        return None if found in _SCALARS else _mismatch(found, declared)
-    if declared == I64:
-        return None if found in (I64, I1) else _mismatch(found, declared)
-    if declared == I1:
-        return None if found == I1 else _mismatch(found, declared)
-    if declared == NONE:
-        return None if found == NONE else "the function is annotated to return None"
-    if isinstance(declared, OpaqueType) and declared.name.startswith("builtins."):
-        if found in _SCALARS or found == NONE:
-            return _mismatch(found, declared)
-        if isinstance(found, OpaqueType) and found.name.startswith("builtins."):
-            return None if found == declared else _mismatch(found, declared)
-    return None
-
-
-def _mismatch(found: Type, declared: Type) -> str:
-    return f"{_name(found)} is not {_name(declared)}"
-
-
-def _name(t: Type) -> str:
-    names = {F64: "float", I64: "int", I1: "bool", NONE: "None", UNKNOWN: "Unknown"}
-    if t in names:
-        return names[t]
-    if isinstance(t, OpaqueType):
-        return t.name.removeprefix("builtins.")
-    if isinstance(t, TensorType):
-        return f"{t.library or 'tensor'} array of {t.element.kind}"
-    return t.text()
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not of the functions and classes it defines."""
+    for child in ast.iter_child_nodes(function):
+        if not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            yield child
+            yield from _own_nodes(child)
 
 
 def _symbol(op: str) -> str:

@@ -19,7 +19,7 @@ from ppy_core.ir.types import ScalarType, TensorType
 
 #: |int parameter| and every array dimension are guarded below this at run time
 ARG_BOUND = 2**32
-INT_LIMIT = 2**62  # an int expression's proven bound must stay below this
+INT_LIMIT = 2**63  # an int expression's proven bound must stay below this (int64)
 EXACT_FLOAT_INT = 2**53  # ints compared with floats must be exactly representable
 LOGICAL = {"int": ScalarType("i64"), "i64": ScalarType("i64"), "bool": ScalarType("i1")}
 FLOAT = ScalarType("f64")
@@ -148,7 +148,9 @@ class LoopExpressions:
     def integer(self, node: ast.expr, assigned: set[str]) -> Typed:
         t = self.expr(node, assigned)
         if t.py == "i64":
-            return Typed(self.cast(t, "int").value, "int", INT_LIMIT // 2)
+            # any int64 element: a bound of 2**63 - 1, so arithmetic on it is refused
+            # (its Python int would not wrap) while it may still index or bound a range
+            return Typed(self.cast(t, "int").value, "int", INT_LIMIT - 1)
         if t.py != "int":
             raise Refused(
                 node, f"line {node.lineno}: `{ast.unparse(node)}` is a {t.py}, not an int"

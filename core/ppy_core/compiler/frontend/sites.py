@@ -13,7 +13,9 @@ from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.rebinding import consistent_types
 from ppy_core.compiler.frontend.speculate import Speculator
+from ppy_core.compiler.frontend.stores import ASSIGN, Store, accepts, augmented_root, candidates
 from ppy_core.compiler.frontend.syntax import (
     children,
     dedupe,
@@ -57,6 +59,7 @@ class ExprSite:
     leaf_types: list[Type] = field(default_factory=list)
     repeats: dict[int, int] = field(default_factory=dict)  # id(repeated leaf) -> index
     assumed: tuple[int, ...] = ()  # leaves typed Unknown, taken as arrays: speculative
+    store: Store | None = None  # the statement writes the result into its target (stores.py)
 
     def slot(self, node: ast.expr) -> int | None:
         """The argument position of a leaf occurrence, or None if `node` is no leaf."""
@@ -220,7 +223,7 @@ class SiteFinder:
             return  # its decorator calls it in its own way: the body stays as written
         if len(func.decorator_list) == len(opts.decorators) and offer_loops(self, func, typer):
             return  # typed loops: the whole function is one site (frontend/loops.py)
-        self.locals(func, typer)
+        self.locals(func, typer, params)
         self._function = func.name  # for `call`'s remark on a call that calls back
         self.statements(func.name, func.body, typer, opts)
 
@@ -237,7 +240,7 @@ class SiteFinder:
                 typer.env[arg.arg] = UNKNOWN
         return params
 
-    def locals(self, func: ast.FunctionDef, typer: Typer) -> None:
+    def locals(self, func: ast.FunctionDef, typer: Typer, params: dict[str, Any]) -> None:
         assigned = single_assignments(func)
         for sub in ast.walk(func):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
@@ -246,6 +249,14 @@ class SiteFinder:
             conv: dict[int, Converge] = {}
             self.converge(value, typer, conv)
             typer.env[name] = typer.expr(value, conv)
+
+        def typing(value: ast.expr) -> Type:
+            conv: dict[int, Converge] = {}
+            self.converge(value, typer, conv)
+            return typer.expr(value, conv)
+
+        # names rebound (in loops, `a += b`) with one type at every binding keep it
+        consistent_types(func, typer.env, params, typing)
 
     def effects(self, func: ast.FunctionDef, typer: Typer) -> dict[str, ast.Call]:
         """What the body's calls may do, as the plugins answer: effect -> its first call."""
@@ -323,21 +334,50 @@ class SiteFinder:
         ]
         # Unannotated leaves may be taken as the module's arrays: `speculate.py`
         speculation = self.speculator.body(body, typer) if self.speculator else None
+        stores = candidates(body)  # assignments whose result may go into the target
         for root in roots:
-            conv: dict[int, Converge] = {}
-            self.converge(root, typer, conv)
-            leaf_typer = typer
-            if speculation is not None:
-                leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
-            first_new = len(self.found.expr_sites)
-            self.collect(function, root, conv, opts)
-            for site in self.found.expr_sites[first_new:]:
-                site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
-                site.assumed = tuple(
-                    i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
-                )
+            store = stores.get(id(root))
+            augmented = store is not None and store.form != ASSIGN  # `t OP= v`: `t OP v`
+            if augmented and self.expression(
+                function, augmented_root(store), typer, speculation, opts, store
+            ):
+                continue
+            self.expression(function, root, typer, speculation, opts, store)
         for reason in sorted(speculation.declined if speculation else ()):
             self.remark(function, body[0], f"unannotated values not taken as arrays: {reason}")
+
+    def expression(
+        self,
+        function: str,
+        root: ast.expr,
+        typer: Typer,
+        speculation: Any,
+        opts: FunctionOptions,
+        store: Store | None,
+    ) -> bool:
+        """Cut the sites of one expression. With `store`, a site at `root` stores into
+        the statement's target; an augmented one (`root` not in the tree) is undone
+        when it cannot, and False returned so the value is cut as an expression."""
+        conv: dict[int, Converge] = {}
+        self.converge(root, typer, conv)
+        leaf_typer = typer
+        if speculation is not None:
+            leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
+        first_new, counter = len(self.found.expr_sites), self._counter
+        self.collect(function, root, conv, opts)
+        new = self.found.expr_sites[first_new:]
+        for site in new:
+            site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
+            site.assumed = tuple(
+                i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
+            )
+            if store is not None and site.node is root and accepts(store, root, conv, site.leaves):
+                site.store = store
+        if store is None or store.form == ASSIGN or any(s.store is store for s in new):
+            return True
+        del self.found.expr_sites[first_new:]  # the target is no leaf of a stored tree
+        self._counter = counter
+        return False
 
     def converge(self, node: ast.expr, typer: Typer, conv: dict[int, Converge]) -> None:
         """Post-order: decide, for every node under `node`, what it converges onto.

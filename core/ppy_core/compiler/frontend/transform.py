@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from types import CodeType
 
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
+from ppy_core.compiler.frontend.stores import ASSIGN, BUILTINS, NAME, OPERATOR, key_value
 from ppy_core.runtime.module import FALLBACK_MARK
 
 BIND = "__ppy_bind__"
@@ -37,15 +38,37 @@ class _Replace(ast.NodeTransformer):
         if found is None:
             return super().visit(node)
         index, site = found
+        if site.store is not None:
+            return self.store(index, site)
         args = [self.visit(leaf) for leaf in site.leaves]
         call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
         return ast.copy_location(call, node)
 
+    def store(self, index: int, site: ExprSite) -> ast.stmt:
+        """`site(obj, key, *leaves)` in place of the store's statement (an augmented
+        store's first leaf, the target, is the runtime's to read; `a OP= x` keeps its
+        rebinding: `a = site(a, None, ...)`)."""
+        store = site.store
+        assert store is not None
+        stmt = store.stmt
+        obj = ast.copy_location(ast.Name(store.obj.id, ast.Load()), store.obj)  # type: ignore[attr-defined]
+        key = ast.Constant(None) if store.key is None else self.visit(key_value(store.key))
+        first = 0 if store.form == ASSIGN else 1
+        args = [obj, key, *(self.visit(leaf) for leaf in site.leaves[first:])]
+        call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
+        if store.form == NAME:
+            bound = ast.Name(store.obj.id, ast.Store())  # type: ignore[attr-defined]
+            return ast.copy_location(ast.Assign([bound], ast.copy_location(call, stmt)), stmt)
+        return ast.copy_location(ast.Expr(ast.copy_location(call, stmt)), stmt)
+
 
 def _fallback(site: ExprSite) -> ast.Lambda:
-    """`lambda __ppy_0, ...: <the site's expression over its leaves>`."""
+    """`lambda __ppy_0, ...: <the site's expression over its leaves>`; for a store,
+    `lambda __ppy_t, __ppy_k, ...: <the whole statement>` (`_store_body`)."""
     params = {id(leaf): f"__ppy_{i}" for i, leaf in enumerate(site.leaves)}
     params.update({node_id: f"__ppy_{i}" for node_id, i in site.repeats.items()})
+    if site.store is not None:
+        return _store_fallback(site, params)
 
     class _Leaves(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> ast.AST:
@@ -59,6 +82,50 @@ def _fallback(site: ExprSite) -> ast.Lambda:
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
     )
     return ast.copy_location(ast.Lambda(args=args, body=body), site.node)
+
+
+def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
+    """The statement as Python runs it, through the operator module: `t[k] = v` is
+    `setitem(t, k, v)`; `t[k] -= v` is `setitem(t, k, isub(getitem(t, k), v))` (the
+    read before `v`, as Python's order); `a -= v` is `a = isub(a, v)`."""
+    store = site.store
+    assert store is not None
+    first = 0 if store.form == ASSIGN else 1
+    if store.form == NAME:  # the target's other reads in the value are the same object
+        params = {k: ("__ppy_t" if v == "__ppy_0" else v) for k, v in params.items()}
+    value = site.node if store.form == ASSIGN else site.node.right  # type: ignore[attr-defined]
+    body = _over_leaves(value, params)
+    t, k = ast.Name("__ppy_t", ast.Load()), ast.Name("__ppy_k", ast.Load())
+
+    def op(name: str, *args: ast.expr) -> ast.Call:
+        func = ast.Attribute(ast.Name(OPERATOR, ast.Load()), name, ast.Load())
+        return ast.Call(func, list(args), [])
+
+    if store.form == NAME:
+        body = op(store.op, t, body)
+    elif store.form == ASSIGN:
+        body = op("setitem", t, k, body)
+    else:
+        body = op("setitem", t, k, op(store.op, op("getitem", t, k), body))
+    names = ["__ppy_t", "__ppy_k", *(f"__ppy_{i}" for i in range(first, len(site.leaves)))]
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
+    return ast.copy_location(ast.Lambda(args=args, body=body), store.stmt)
+
+
+def _over_leaves(node: ast.expr, params: dict[int, str]) -> ast.expr:
+    """A copy of `node` whose leaves (ids in `params`) read the lambda's parameters."""
+
+    class _Leaves(ast.NodeTransformer):
+        def visit(self, n: ast.AST) -> ast.AST:
+            if id(n) in params:
+                return ast.copy_location(ast.Name(params[id(n)], ast.Load()), n)
+            return super().visit(n)
+
+    out = _Leaves().visit(_shallow_tree_copy(node, set(params)))
+    assert isinstance(out, ast.expr)
+    return out
 
 
 def _shallow_tree_copy(node: ast.AST, keep: set[int]) -> ast.AST:
@@ -87,7 +154,11 @@ def rewrite_module(
     """The module tree, rewritten in place: the given sites (numbered as in the
     manifest) replaced by calls to their dispatchers."""
     fallbacks = {index: _fallback(site) for index, site in expr_sites}
-    module = _Replace({id(site.node): (index, site) for index, site in expr_sites}).visit(tree)
+    replaced = {
+        id(site.store.stmt if site.store else site.node): (index, site)
+        for index, site in expr_sites
+    }
+    module = _Replace(replaced).visit(tree)
     assert isinstance(module, ast.Module)
     for index, fsite in function_sites:
         for stmt in ast.walk(module):
@@ -108,6 +179,9 @@ def rewrite_module(
     ast.copy_location(bind.value.func, anchor)
     ast.copy_location(table, anchor)
     module.body.insert(prelude_at, bind)
+    if any(site.store is not None for _i, site in expr_sites):  # what store sites' code names
+        names = [ast.alias("builtins", BUILTINS), ast.alias("operator", OPERATOR)]
+        module.body.insert(prelude_at, ast.copy_location(ast.Import(names), anchor))
     return ast.fix_missing_locations(module)
 
 

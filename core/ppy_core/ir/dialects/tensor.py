@@ -36,7 +36,11 @@ UNARY_FUNCTIONS: Final = (
     "square",
     "reciprocal",
     "erf",
+    "sign",
 )
+#: two-input elementwise functions (`tensor.binary`): a backend computes them as the
+#: library they came from does (ppy-llvm calls that library's own inner loop)
+BINARY_FUNCTIONS: Final = ("arctan2", "hypot", "fmax", "fmin")
 PREDICATES: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 REDUCTIONS: Final = ("add", "mul", "max", "min", "mean")
 
@@ -149,6 +153,41 @@ class UnaryOp(_Elementwise):
             self.fail(f"attribute 'op' = {value!r} is not one of {list(UNARY_FUNCTIONS)}")
 
 
+class BinaryFunctionOp(_Elementwise):
+    """A two-argument elementwise function.
+
+    %r = tensor.binary %y, %x {op = "arctan2"} : (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+
+    `op` is one of `BINARY_FUNCTIONS` or a two-input ufunc named ``module:attr``.
+    """
+
+    name: ClassVar[str] = "tensor.binary"
+    op = attribute(str)
+    lhs = operand(Operand)
+    rhs = operand(Operand)
+    out = result(Operand)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        value = self.attributes["op"]
+        if value not in BINARY_FUNCTIONS and not is_qualified_ufunc(value):
+            self.fail(f"attribute 'op' = {value!r} is not one of {list(BINARY_FUNCTIONS)}")
+
+
+class ClipOp(_Elementwise):
+    """`x` clipped to [lo, hi] as its library does it (NumPy 2: its `clip` loop,
+    whose NaN and signed-zero rules are not those of max-then-min).
+
+    %r = tensor.clip %x, %lo, %hi : (tensor<?xf64>, f64, f64) -> tensor<?xf64>
+    """
+
+    name: ClassVar[str] = "tensor.clip"
+    source = operand(Operand)
+    low = operand(Operand)
+    high = operand(Operand)
+    out = result(Operand)
+
+
 def is_qualified_ufunc(name: str) -> bool:
     """Whether `name` reads ``dotted.module:attr`` (a ufunc another library defines)."""
     module, sep, attr = name.partition(":")
@@ -173,6 +212,32 @@ class CompareOp(_Elementwise):
         element = out.element if isinstance(out, TensorType) else out
         if element.kind != "i1":
             self.fail(f"a comparison yields i1 elements, not {element}")
+
+
+LOGICAL: Final = ("and", "or", "xor", "not")
+
+
+class LogicalOp(_Elementwise):
+    """Elementwise logic of i1 tensors (`&`, `|`, `^`, `~` of NumPy bool arrays).
+
+    %m = tensor.logical %a, %b {op = "and"} : (tensor<?xi1>, tensor<?xi1>) -> tensor<?xi1>
+    %n = tensor.logical %a {op = "not"} : (tensor<?xi1>) -> tensor<?xi1>
+    """
+
+    name: ClassVar[str] = "tensor.logical"
+    op = attribute(str, one_of=LOGICAL)
+    inputs = operand(Operand, variadic=True)
+    out = result(Operand)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        arity = 1 if self.attributes["op"] == "not" else 2
+        if len(self.operands) != arity:
+            self.fail(f"logical {self.attributes['op']} takes {arity} operand(s)")
+        for v in (*self.operands, self.results[0]):
+            element = v.type.element if isinstance(v.type, TensorType) else v.type
+            if element.kind != "i1":
+                self.fail(f"logic is of i1 values, not {element}")
 
 
 class SelectOp(_Elementwise):
@@ -272,7 +337,10 @@ TENSOR: Final = Dialect(
         NegOp,
         AbsOp,
         UnaryOp,
+        BinaryFunctionOp,
+        ClipOp,
         CompareOp,
+        LogicalOp,
         SelectOp,
         ReduceOp,
         CastOp,
@@ -292,7 +360,11 @@ __all__ = [
     "NegOp",
     "AbsOp",
     "UnaryOp",
+    "BinaryFunctionOp",
+    "ClipOp",
     "CompareOp",
+    "LogicalOp",
+    "LOGICAL",
     "SelectOp",
     "ReduceOp",
     "CastOp",
@@ -301,6 +373,7 @@ __all__ = [
     "TENSOR",
     "BINARY_OPS",
     "UNARY_FUNCTIONS",
+    "BINARY_FUNCTIONS",
     "is_qualified_ufunc",
     "PREDICATES",
     "REDUCTIONS",

@@ -92,8 +92,9 @@ class ColumnSite:
                 return "offset not a multiple of 8"
             if n >= 0 and now[1] != n:
                 return "lengths differ"
-            if not all(b is None or b.is_cpu for b in now[4]):
-                return "array not in CPU memory"
+            for buffer in now[4]:
+                if buffer is not None and not buffer.is_cpu:
+                    return "array not in CPU memory"
             n = now[1]
             arrays.append(now)
         return arrays, scalars, n

@@ -11,11 +11,14 @@ NumPy's own inner loops resolved by ufunc name, the FP-flag check against
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
-
-from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
 from ppy_core.runtime.adapter import RuntimeAdapter
+
+TYPE_CHECKING = False  # a cached start imports no `typing` extras, no ABI dataclasses
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, ClassVar
+
+    from ppy_core.runtime.abi import KernelSignature, LoadedKernel, ProofCase
 
 __all__ = [
     "PAR_THRESHOLD",
@@ -43,6 +46,11 @@ PAR_THRESHOLD: dict[str, int] = {
 }
 #: kernels that call NumPy loops (transcendentals) are compute-bound: split earlier
 PAR_THRESHOLD_LOOPS = 10_000
+#: NumPy loops as cheap as arithmetic (memory-bound): they keep the kind's threshold
+#: (measured with benchmarks/numpy_dtypes.py: clip at 1e4 over 2 threads took 2.9x NumPy)
+CHEAP_LOOPS = frozenset({"clip", "fmax", "fmin", "sign"})
+#: a store's form (`RuntimeAdapter.store_site`) -> the C Site's `store` (_store.h)
+STORES: dict[str, int] = {"": 0, "=": 1, "item": 2, "name": 3}
 
 
 def make_site(
@@ -54,27 +62,42 @@ def make_site(
     site_id: str,
     keepalive: object = None,
     nan_ok: bool = False,
+    store: str = "",
 ) -> Any:
-    """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d")``. With
+    """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d" | "ddd->d")``. With
     `nan_ok` a reduction's NaN result stands (its NaN bits proven NumPy's) when the
-    run was serial; otherwise NumPy recomputes a NaN result."""
+    run was serial; otherwise NumPy recomputes a NaN result. A `store` (see
+    `NumpyAdapter.store_site`) makes a site writing its statement's target."""
     import numpy
 
     from . import _dispatch
 
     table = tuple((resolve_ufunc(numpy, name), sig) for name, sig in loops)
     threshold = PAR_THRESHOLD[kind]
-    if loops and threshold >= 0:
+    if any(name not in CHEAP_LOOPS for name, _ in loops) and threshold >= 0:
         threshold = min(threshold, PAR_THRESHOLD_LOOPS)
 
     site = _dispatch.Site(
-        address, kind, leaves, fallback, site_id, table, keepalive, threshold, nan_ok
+        address,
+        kind,
+        leaves,
+        fallback,
+        site_id,
+        table,
+        keepalive,
+        threshold,
+        nan_ok,
+        STORES[store],
     )
     if not any(":" in name for name, _ in loops):
         return site
     from .foreign import guard  # another library's loops: its error state decides
 
     return guard(site, loops)
+
+
+#: ufuncs NumPy's namespace shows only through a function wrapper (`np.clip`)
+UMATH_ONLY = frozenset({"clip"})
 
 
 def resolve_ufunc(numpy: Any, name: str) -> Any:
@@ -85,6 +108,8 @@ def resolve_ufunc(numpy: Any, name: str) -> Any:
 
     module, sep, attr = name.partition(":")
     if not sep:
+        if name in UMATH_ONLY:  # `np.clip` is a Python function around this ufunc
+            return getattr(importlib.import_module("numpy._core.umath"), name)
         return getattr(numpy, name)
     try:
         return getattr(importlib.import_module(module), attr)
@@ -118,6 +143,7 @@ class NumpyAdapter(RuntimeAdapter):
     """Kernels over NumPy arrays: any kind of the ABI, NumPy's loops by ufunc name."""
 
     name: ClassVar[str] = "numpy"
+    writes_stores: ClassVar[bool] = True
 
     def kernel_site(self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str) -> Any:
         """A `_dispatch.Site` around `kernel` (see the module docstring)."""
@@ -131,6 +157,26 @@ class NumpyAdapter(RuntimeAdapter):
             site_id,
             kernel.keepalive,
             sig.nan_ok,
+        )
+
+    def store_site(
+        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str
+    ) -> Any:
+        """A `_dispatch.Site` writing its statement's target (``_store.h``): straight
+        into the target view when no operand overlaps it, else through a temporary."""
+        if store not in STORES or not store:
+            raise ValueError(f"store {store!r} is not one of {sorted(STORES)[1:]}")
+        sig = kernel.signature
+        return make_site(
+            kernel.address,
+            sig.kind,
+            sig.leaves,
+            sig.loops,
+            fallback,
+            site_id,
+            kernel.keepalive,
+            sig.nan_ok,
+            store,
         )
 
     def accepts(self, signature: KernelSignature) -> str | None:

@@ -1,11 +1,12 @@
 /* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
  *
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
- *      par_threshold=-1, nan_ok=False)
+ *      par_threshold=-1, nan_ok=False, store=0)
+ *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
  *            (an array operand a finite float may fill: broadcast, any FP flag -> Python)
- *   loops  : ((ufunc, "d->d" | "dd->d"), ...) -> the kernel's ppy_loop table
+ *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
  * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
  * against np.geterr() -> result; anything else -> fallback(*args).
  * Operands: exact aligned float64 ndarrays. One flat loop when all are C-contiguous
@@ -27,10 +28,10 @@
 
 enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_N };
 static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min"};
-enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_N };
+enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_N };
 static const char *reason_names[R_N] = {
     "guard: arity", "guard: type", "guard: dtype", "guard: layout", "guard: shape",
-    "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero"};
+    "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero", "guard: target"};
 #define MAXARGS 32
 #define GIL_RELEASE_MIN 8192
 
@@ -45,6 +46,10 @@ typedef struct {
     Py_ssize_t loops_count;
     Py_ssize_t par_threshold;
     int nan_ok; /* a NaN reduction result of a serial run has NumPy's bits (proven) */
+    int f32;    /* float32 operands ('f') and result; Python numbers ('p') cast to float32 */
+    int itype;  /* 0, or NPY_INT64 ('l') / NPY_INT32 ('i') operands and result, ints 'n' */
+    int store;  /* S_NONE, or how a store site writes its target (_store.h) */
+    unsigned long long direct; /* store calls written straight into the target */
     unsigned long long fast, fallbacks[R_N];
 } SiteObject;
 
@@ -99,15 +104,49 @@ static int weak_scalar(PyObject *o, double *v) {
     return isfinite(*v);
 }
 
-/* Guard one array operand (exact float64 ndarray, aligned, not 0-d): a reason or -1.
+/* A 'p' leaf of a float32 kernel: what NumPy 2 casts to float32 with a float32 array
+   (a Python float, a Python int of |v| <= 2**53, an np.float32); an np.float64 or a
+   0-d array is a strong float64 operand (a float64 result): NumPy answers. */
+static int f32_scalar(PyObject *o, double *v) {
+    if (PyArray_IsScalar(o, Float)) { *v = (double)PyArrayScalar_VAL(o, Float); return 1; }
+    return (PyFloat_CheckExact(o) || PyLong_CheckExact(o)) && as_scalar(o, v);
+}
+
+/* Guard one array operand (exact ndarray of `type`, aligned, not 0-d): a reason or -1.
    Its layout and shape against the others decide the path (see site_vectorcall). */
-static int check_array(PyObject *o) {
+static int check_array_of(PyObject *o, int type) {
     if (Py_TYPE(o) != &PyArray_Type) return R_TYPE;
     PyArrayObject *a = (PyArrayObject *)o;
-    if (PyArray_TYPE(a) != NPY_DOUBLE || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return R_DTYPE;
+    if (PyArray_TYPE(a) != type || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return R_DTYPE;
     if (PyArray_NDIM(a) == 0) return R_ZERO_D;
     if (!PyArray_ISALIGNED(a)) return R_LAYOUT;
     return -1;
+}
+
+static int check_array(PyObject *o) { return check_array_of(o, NPY_DOUBLE); }
+
+/* An 'n' leaf: a Python int within the kernel's integer type, its bits in the double
+   slot. Out of range NumPy 2 raises OverflowError: NumPy answers. */
+static int int_scalar(PyObject *o, int itype, double *slot) {
+    if (!PyLong_CheckExact(o)) return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    if (itype == NPY_INT32 && (x < INT32_MIN || x > INT32_MAX)) return 0;
+    memcpy(slot, &x, sizeof x);
+    return 1;
+}
+
+static int leaf_type(char leaf) {
+    return leaf == 'f' ? NPY_FLOAT : leaf == 'l' ? NPY_INT64 : leaf == 'i' ? NPY_INT32 : NPY_DOUBLE;
+}
+
+/* Whether a float32 result holds a NaN: its bits would follow NumPy's operand order,
+   which its float32 loops do not share with ours, so NumPy recomputes it. */
+static int f32_has_nan(const float *x, npy_intp n) {
+    int any = 0;
+    for (npy_intp i = 0; i < n; i++) any |= x[i] != x[i];
+    return any;
 }
 
 static int all_c_contiguous(PyArrayObject *const *ops, int na) {
@@ -128,6 +167,7 @@ static int all_flat(PyArrayObject *const *ops, int na, int flag) {
 
 #include "_run.h"
 #include "_strided.h"
+#include "_store.h"
 
 static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
                               const double *scalars, int strict, PyObject *const *args, size_t nargsf,
@@ -135,6 +175,7 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
 
 static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
     SiteObject *s = (SiteObject *)self;
+    if (s->store) return store_vectorcall(s, args, nargsf, kw);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (kw != NULL || nargs != s->nleaves) return fallback(s, R_ARITY, args, nargsf, kw);
     char *arrays[MAXARGS];
@@ -148,8 +189,13 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
             ops[na] = NULL; /* a float standing in for an array: broadcast */
             arrays[na] = (char *)&weak[na];
             na++, nweak++;
+        } else if (s->leaves[i] == 'p') {
+            if (!f32_scalar(args[i], &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
+        } else if (s->leaves[i] == 'n') {
+            if (!int_scalar(args[i], s->itype, &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
         } else if (s->leaves[i] != 's') {
-            if ((r = check_array(args[i])) >= 0) return fallback(s, r, args, nargsf, kw);
+            if ((r = check_array_of(args[i], leaf_type(s->leaves[i]))) >= 0)
+                return fallback(s, r, args, nargsf, kw);
             ops[na] = (PyArrayObject *)args[i];
             arrays[na++] = PyArray_DATA((PyArrayObject *)args[i]);
         } else if (!as_scalar(args[i], &scalars[ns++])) {
@@ -167,7 +213,8 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     if (!all_flat(ops, na, NPY_ARRAY_C_CONTIGUOUS)) {
         fortran = s->kind <= K_MAP_BOOL && all_flat(ops, na, NPY_ARRAY_F_CONTIGUOUS);
         if (!fortran) {
-            if (s->kind > K_MAP_BOOL) /* a reduction's order is NumPy's only over one C buffer */
+            if (s->kind > K_MAP_BOOL || s->f32 || s->itype) /* a reduction's order is NumPy's
+                only over one C buffer; float32 and integer kernels read flat buffers only */
                 return fallback(s, all_c_contiguous(ops, na) ? R_SHAPE : R_LAYOUT, args, nargsf, kw);
             return site_strided(s, ops, arrays, na, scalars, 0, args, nargsf, kw);
         }
@@ -177,7 +224,8 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0, 0};
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
-        PyArray_Descr *d = PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL);
+        int type = s->kind == K_MAP ? (s->f32 ? NPY_FLOAT : s->itype ? s->itype : NPY_DOUBLE) : NPY_BOOL;
+        PyArray_Descr *d = PyArray_DescrFromType(type);
         result = PyArray_Empty(PyArray_NDIM(first), PyArray_DIMS(first), d, fortran); /* steals d */
         if (result == NULL) return NULL;
         ra.out = PyArray_DATA((PyArrayObject *)result);
@@ -187,6 +235,10 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
         Py_XDECREF(result);
         if (r < 0) return NULL;
         return fallback(s, R_FPFLAGS, args, nargsf, kw);
+    }
+    if (s->f32 && s->kind == K_MAP && f32_has_nan(ra.out, n)) {
+        Py_DECREF(result);
+        return fallback(s, R_RESULT, args, nargsf, kw);
     }
     if (result == NULL) {
         /* NaN results and +-0 extrema: the sign/payload follows NumPy's internal order,
@@ -245,7 +297,7 @@ static int find_loop(PyObject *ufunc, const char *sig, ppy_loop *out) {
         return -1;
     }
     PyUFuncObject *uf = (PyUFuncObject *)ufunc;
-    int nin = strcmp(sig, "dd->d") == 0 ? 2 : (strcmp(sig, "d->d") == 0 ? 1 : -1);
+    int nin = strcmp(sig, "ddd->d") == 0 ? 3 : strcmp(sig, "dd->d") == 0 ? 2 : (strcmp(sig, "d->d") == 0 ? 1 : -1);
     if (nin < 0 || uf->nin != nin || uf->nout != 1) {
         PyErr_Format(PyExc_LookupError, "loops: %s has no %s loop", uf->name, sig);
         return -1;
@@ -284,20 +336,20 @@ static int parse_loops(SiteObject *s, PyObject *loops) {
 
 static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
-                             "par_threshold", "nan_ok", NULL};
+                             "par_threshold", "nan_ok", "store", NULL};
     unsigned long long addr;
     const char *kind, *leaves;
     PyObject *fb, *sid, *loops = NULL, *keep = Py_None;
     Py_ssize_t par = -1;
-    int nan_ok = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnp", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
-                                     &keep, &par, &nan_ok))
+    int nan_ok = 0, store = S_NONE;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpi", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par, &nan_ok, &store))
         return NULL;
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
     size_t nl = strlen(leaves);
-    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "asw") != nl || strcspn(leaves, "aw") == nl || !addr
-        || !PyCallable_Check(fb)) {
+    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "aswfplin") != nl || strcspn(leaves, "awfli") == nl || !addr
+        || !PyCallable_Check(fb) || store < S_NONE || store > S_AUG_NAME) {
         PyErr_SetString(PyExc_ValueError, "Site: bad kernel, kind, leaves or fallback");
         return NULL;
     }
@@ -310,6 +362,9 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     memcpy(s->leaves, leaves, nl);
     s->par_threshold = par;
     s->nan_ok = nan_ok;
+    s->f32 = strchr(leaves, 'f') != NULL;
+    s->itype = strchr(leaves, 'l') ? NPY_INT64 : strchr(leaves, 'i') ? NPY_INT32 : 0;
+    s->store = store;
     Py_INCREF(fb); s->fallback = fb;
     Py_INCREF(sid); s->site_id = sid;
     Py_INCREF(keep); s->keepalive = keep;
@@ -337,11 +392,14 @@ static PyObject *site_stats(SiteObject *s, PyObject *unused) {
         Py_DECREF(v);
     }
     if (fb == NULL) return NULL;
+    if (s->store)
+        return Py_BuildValue("{sOsKsNsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "direct", s->direct);
     return Py_BuildValue("{sOsKsN}", "site", s->site_id, "fast", s->fast, "fallback", fb);
 }
 
 static PyObject *site_reset(SiteObject *s, PyObject *unused) {
     s->fast = 0;
+    s->direct = 0;
     memset(s->fallbacks, 0, sizeof(s->fallbacks));
     Py_RETURN_NONE;
 }
@@ -354,10 +412,13 @@ static PyMethodDef site_methods[] = {
 static PyObject *site_get_kind(SiteObject *s, void *c) { return PyUnicode_FromString(kind_names[s->kind]); }
 static PyObject *site_get_id(SiteObject *s, void *c) { Py_INCREF(s->site_id); return s->site_id; }
 static PyObject *site_get_fb(SiteObject *s, void *c) { Py_INCREF(s->fallback); return s->fallback; }
+/* a store writes its target: PPY_VERIFY must not run the statement twice */
+static PyObject *site_get_stateful(SiteObject *s, void *c) { return PyBool_FromLong(s->store != S_NONE); }
 static PyGetSetDef site_getset[] = {
     {"kind", (getter)site_get_kind, NULL, NULL, NULL},
     {"site_id", (getter)site_get_id, NULL, NULL, NULL},
     {"fallback", (getter)site_get_fb, NULL, NULL, NULL},
+    {"stateful", (getter)site_get_stateful, NULL, NULL, NULL},
     {NULL}};
 
 static PyTypeObject SiteType = {
@@ -407,7 +468,7 @@ PyMODINIT_FUNC PyInit__dispatch(void) {
     np_geterr = PyObject_GetAttrString(np, "geterr");
     Py_DECREF(np);
     descr_double = PyArray_DescrFromType(NPY_DOUBLE);
-    if (np_geterr == NULL || descr_double == NULL) return NULL;
+    if (np_geterr == NULL || descr_double == NULL || store_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (m == NULL) return NULL;
     Py_INCREF(&SiteType);

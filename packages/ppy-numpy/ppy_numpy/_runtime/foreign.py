@@ -55,21 +55,38 @@ def quiet(module: str, state: Any) -> bool:
 
 
 class ForeignLoopSite:
-    """A `_dispatch.Site` behind the error-state rule above; the interface of one."""
+    """A `_dispatch.Site` behind the error-state rule above; the interface of one.
 
-    __slots__ = ("_checks", "_declined", "site")
+    A call costs one `geterr()` per library and a dict comparison: the last state
+    found quiet is kept, and only a state that differs from it is judged again
+    (`quiet`). Judging every call cost 3 µs of a 1000-element `expit` (12 µs)."""
+
+    __slots__ = ("_checks", "_declined", "_fns", "_quiet", "site")
 
     def __init__(self, site: Any, checks: Sequence[tuple[str, Any]]) -> None:
         self.site = site
         self._checks = tuple(checks)
+        self._fns = tuple(check for _, check in self._checks)
         self._declined = 0
+        self._quiet: list[Any] = [None] * len(self._checks)  # per library: a quiet state
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for module, check in self._checks:
-            if not quiet(module, check()):
-                self._declined += 1
-                return self.site.fallback(*args, **kwargs)
+        for k, check in enumerate(self._fns):
+            state = check()
+            if state != self._quiet[k] and not self._judge(k, state):
+                return self._decline(args, kwargs)
         return self.site(*args, **kwargs)
+
+    def _decline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self._declined += 1
+        return self.site.fallback(*args, **kwargs)
+
+    def _judge(self, k: int, state: Any) -> bool:
+        """Whether library `k`'s new error `state` is quiet (then kept as its quiet one)."""
+        if not quiet(self._checks[k][0], state):
+            return False
+        self._quiet[k] = state
+        return True
 
     @property
     def kind(self) -> str:
@@ -82,6 +99,11 @@ class ForeignLoopSite:
     @property
     def fallback(self) -> Callable[..., Any]:
         return self.site.fallback  # type: ignore[no-any-return]
+
+    @property
+    def stateful(self) -> bool:
+        """A store site (PPY_VERIFY leaves it alone)."""
+        return bool(self.site.stateful)
 
     def stats(self) -> dict[str, Any]:
         """The site's counters, plus the calls the error state sent to Python."""
@@ -99,7 +121,22 @@ def guard(site: Any, loops: Sequence[tuple[str, str]]) -> Any:
     """`site` itself, or behind the error-state rule when its loops belong to a
     library with an error state."""
     checks = error_checks(qualified_modules(loops))
-    return ForeignLoopSite(site, checks) if checks else site
+    if not checks:
+        return site
+    return (OneLibrarySite if len(checks) == 1 else ForeignLoopSite)(site, checks)
 
 
-__all__ = ["REASON", "ForeignLoopSite", "guard", "qualified_modules", "quiet"]
+class OneLibrarySite(ForeignLoopSite):
+    """`ForeignLoopSite` for the loops of one library (SciPy's): the same rule with one
+    check inline, 0.3 µs less a call than the loop over libraries."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        state = self._fns[0]()
+        if state == self._quiet[0] or self._judge(0, state):
+            return self.site(*args, **kwargs)
+        return self._decline(args, kwargs)
+
+
+__all__ = ["REASON", "ForeignLoopSite", "OneLibrarySite", "guard", "qualified_modules", "quiet"]

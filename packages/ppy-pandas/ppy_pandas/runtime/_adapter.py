@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Final
 
 from ppy_core.runtime.abi import COLUMN_KINDS, KernelSignature, LoadedKernel
 from ppy_core.runtime.adapter import RuntimeAdapter
+from ppy_pandas.runtime._wrap import series_maker
 
 EXACT_INT: Final = 2**53
 _TWIN: Final = ctypes.CFUNCTYPE(
@@ -84,17 +85,24 @@ def _one_index(mine: Any, first: Any) -> bool:
     return type(mine).__name__ == "RangeIndex" and bool(mine.equals(first))
 
 
-def _nan_is_na(pd: Any) -> bool:
-    """Whether pandas turns a NaN that Arrow-backed float arithmetic produces into <NA>
-    (pandas 3's `_arith_method`, unless `future.distinguish_nan_and_na` is set;
-    pandas 2 keeps the NaN). Read from pandas' option table each call (a dict lookup;
-    `pd.get_option` costs ~10 us)."""
+def _future_options() -> dict[str, Any] | None:
+    """pandas' table of `future.*` options (read per call: `pd.get_option` costs
+    ~10 us), or None where this pandas has no `future.distinguish_nan_and_na`."""
     try:
         from pandas._config.config import _global_config
 
-        return _global_config["future"]["distinguish_nan_and_na"] is False
+        table = _global_config["future"]
+        table["distinguish_nan_and_na"]
     except (ImportError, KeyError, TypeError):
-        return False
+        return None
+    return table  # type: ignore[no-any-return]
+
+
+def _nan_is_na(options: dict[str, Any] | None) -> bool:
+    """Whether pandas turns a NaN that Arrow-backed float arithmetic produces into <NA>
+    (pandas 3's `_arith_method`, unless `future.distinguish_nan_and_na` is set;
+    pandas 2 keeps the NaN)."""
+    return options is not None and options.get("distinguish_nan_and_na") is False
 
 
 class _ArrowDeclined(Exception):
@@ -123,10 +131,14 @@ class SeriesSite:
         self._twin = _TWIN(twin) if twin else None
         self._keep = kernel.keepalive
         self._numpy_dtypes = {"a": np.dtype("float64"), "b": np.dtype("bool")}
-        self._arrow_dtypes = {
-            "a": pd.ArrowDtype(pa.float64()),
-            "b": pd.ArrowDtype(pa.bool_()),
-        }
+        self._arrow_types = {"a": pa.float64(), "b": pa.bool_()}
+        self._arrow_dtypes = {k: pd.ArrowDtype(t) for k, t in self._arrow_types.items()}
+        self._np_dtype, self._arrow_dtype = np.dtype, pd.ArrowDtype
+        # where each array operand and each scalar is among the arguments
+        self._arrays_at = tuple(k for k, kind in enumerate(self.leaves) if kind != "s")
+        self._scalars_at = tuple(k for k, kind in enumerate(self.leaves) if kind == "s")
+        self._options = _future_options()
+        self._make = series_maker(pd)
         self._result_dtype: dict[str, Any] = {}  # backing -> pandas' answer dtype
         self.fallback = fallback
         self.site_id = site_id
@@ -164,9 +176,12 @@ class SeriesSite:
             elif not _one_index(value.index, index):
                 return "indexes are not one index (pandas aligns)"
             dtype = value.dtype
-            if dtype == self._numpy_dtypes[kind]:
+            if isinstance(dtype, self._np_dtype) and dtype == self._numpy_dtypes[kind]:
                 mine = "numpy"
-            elif dtype == self._arrow_dtypes[kind]:
+            elif (
+                isinstance(dtype, self._arrow_dtype)
+                and dtype.pyarrow_dtype == self._arrow_types[kind]
+            ):
                 mine = "arrow"
             else:
                 return f"dtype {dtype} is not the kernel's"
@@ -201,7 +216,7 @@ class SeriesSite:
         if isinstance(out, str):
             return self._fall(out, args)
         self.fast += 1
-        return self._pd.Series(out, index=index, name=name, copy=False)
+        return self._make(out, index, name)
 
     def _numpy(self, args: tuple[Any, ...], dtype: Any) -> Any:
         np = self._np
@@ -210,25 +225,22 @@ class SeriesSite:
             return "no NumPy-model kernel"
         if dtype != want:
             return f"pandas answers {dtype}"
-        arrays, scalars = [], []
-        for kind, value in zip(self.leaves, args, strict=True):
-            if kind == "s":
-                scalars.append(float(value))
-                continue
-            values = value._values
+        arrays = [args[k]._values for k in self._arrays_at]
+        for values in arrays:
             if not values.flags.c_contiguous:
                 return "values not contiguous"
-            arrays.append(values)
-        n = len(args[self.leaves.index("a") if "a" in self.leaves else self.leaves.index("b")])
+        n = len(arrays[0])
         out = np.empty(n, want)
-        table = (ctypes.c_void_p * max(1, len(arrays)))(*(a.ctypes.data for a in arrays))
-        scal = (ctypes.c_double * max(1, len(scalars)))(*scalars)
+        table = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+        scal = (ctypes.c_double * max(1, len(self._scalars_at)))(
+            *[float(args[k]) for k in self._scalars_at]
+        )
         self._twin(table, scal, out.ctypes.data, n)
         return out
 
     def _arrow_call(self, args: tuple[Any, ...], dtype: Any) -> Any:
         pd = self._pd
-        if not _nan_is_na(pd):  # the kernel's arithmetic nulls the NaNs it produces
+        if not _nan_is_na(self._options):  # the kernel nulls the NaNs it produces
             return "pandas keeps the NaNs Arrow arithmetic produces"
         bool_numpy = self.bool_out and dtype == self._np.dtype("bool")
         want = self._arrow_dtypes["b" if self.bool_out else "a"]

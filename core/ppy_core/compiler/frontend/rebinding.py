@@ -1,0 +1,121 @@
+"""Names bound more than once (a time-step loop's `u = u + dt * f(u)`, `a += b`) keep
+a type when every binding gives them the same one.
+
+`single_assignments` types a name assigned once at a function's top level; a
+parameter rebound anywhere, or a local bound in a loop or bound twice, stays Unknown.
+Here a name whose every binding is `name = value`, `name: T = value` or
+`name OP= value` (anywhere in the body, loops and branches included, not in nested
+scopes; no for-target, with, del, walrus, import, global or nonlocal) gets the type
+`T` when typing each bound value under `name: T` gives `T` again: a fixed point, so
+`u = u * 0.5 + v` keeps `u: ndarray`. `T` is the parameter's annotation, else the
+first binding's type. The runtime guard still checks each leaf on every call: the
+type decides what converges, never an answer.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+from ppy_core.ir.types import UNKNOWN, Type
+
+Typing = Callable[[ast.expr], Type]
+#: statements and patterns that bind the name they carry as a string
+_NAMED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+)
+
+
+def bindings(func: ast.FunctionDef) -> dict[str, list[ast.expr]]:
+    """Per name whose every binding is plain (see the module docstring), in source
+    order, the value each binding gives it (`name OP value` for `name OP= value`)."""
+    stores: Counter[str] = Counter()
+    declared: set[str] = set()
+    found: dict[str, list[ast.expr]] = {}
+    plain: Counter[str] = Counter()
+    for node in _own(func.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            stores[node.id] += 1
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            declared.update((a.asname or a.name).partition(".")[0] for a in node.names)
+        elif isinstance(node, _NAMED):
+            if node.name:  # a def, class, `except E as name`, a match capture
+                declared.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            declared.add(node.rest)
+        value = _bound_value(node)
+        if value is not None:
+            name, expr = value
+            plain[name] += 1
+            found.setdefault(name, []).append(expr)
+    return {
+        name: values
+        for name, values in found.items()
+        if name not in declared and plain[name] == stores[name]
+    }
+
+
+def consistent_types(
+    func: ast.FunctionDef, env: dict[str, Type], params: dict[str, Type], typing: Typing
+) -> dict[str, Type]:
+    """The names of `bindings(func)` that keep one type, and that type. `env` is the
+    typer's environment, updated as names are settled (two rounds, so a name typed
+    from another settled later is typed too); `typing` types a value under it."""
+    settled: dict[str, Type] = {}
+    candidates = bindings(func)
+    for _round in range(2):
+        for name, values in candidates.items():
+            if name in settled:
+                continue
+            start = params.get(name, UNKNOWN)
+            if name in params and start is UNKNOWN:
+                continue  # an unannotated parameter: its first value is unknown
+            before = env.get(name, UNKNOWN)
+            env[name] = start
+            if start is UNKNOWN:
+                start = typing(values[0])
+                env[name] = start
+            if start is not UNKNOWN and all(typing(v) == start for v in values):
+                settled[name] = start
+            else:
+                env[name] = before
+    return settled
+
+
+def _bound_value(node: ast.AST) -> tuple[str, ast.expr] | None:
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+    ):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+        return node.target.id, node.value
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        read = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+        return node.target.id, ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+    return None
+
+
+def _own(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of `body`, not descending into nested functions, lambdas or classes
+    (a comprehension's names count: its walrus binds here, and its own loop names
+    only make a name look rebound)."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, scopes):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+__all__ = ["bindings", "consistent_types"]
