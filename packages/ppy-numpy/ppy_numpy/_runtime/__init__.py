@@ -147,17 +147,7 @@ class NumpyAdapter(RuntimeAdapter):
 
     def kernel_site(self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str) -> Any:
         """A `_dispatch.Site` around `kernel` (see the module docstring)."""
-        sig = kernel.signature
-        return make_site(
-            kernel.address,
-            sig.kind,
-            sig.leaves,
-            sig.loops,
-            fallback,
-            site_id,
-            kernel.keepalive,
-            sig.nan_ok,
-        )
+        return _site(kernel, fallback, site_id)
 
     def store_site(
         self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str
@@ -166,18 +156,7 @@ class NumpyAdapter(RuntimeAdapter):
         into the target view when no operand overlaps it, else through a temporary."""
         if store not in STORES or not store:
             raise ValueError(f"store {store!r} is not one of {sorted(STORES)[1:]}")
-        sig = kernel.signature
-        return make_site(
-            kernel.address,
-            sig.kind,
-            sig.leaves,
-            sig.loops,
-            fallback,
-            site_id,
-            kernel.keepalive,
-            sig.nan_ok,
-            store,
-        )
+        return _site(kernel, fallback, site_id, store)
 
     def accepts(self, signature: KernelSignature) -> str | None:
         """Every kind; loops by the name of a NumPy ufunc or ``module:attr`` of another
@@ -197,6 +176,22 @@ class NumpyAdapter(RuntimeAdapter):
         from ppy_numpy._runtime.proof import run_cases
 
         return run_cases(cases)
+
+
+def _site(kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str = "") -> Any:
+    """A `_dispatch.Site` from a loaded kernel's signature (`store` "" for a fresh result)."""
+    sig = kernel.signature
+    return make_site(
+        kernel.address,
+        sig.kind,
+        sig.leaves,
+        sig.loops,
+        fallback,
+        site_id,
+        kernel.keepalive,
+        sig.nan_ok,
+        store,
+    )
 
 
 def create_adapter() -> NumpyAdapter:

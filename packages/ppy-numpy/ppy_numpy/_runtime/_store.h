@@ -211,35 +211,7 @@ static void store_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
 /* run_strided for a store: the FP flags raised, or -1 (no memory) / -2 (a NaN). */
 static int run_store(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars) {
     store_job job = {s, p, bases, scalars};
-    npy_intp rows = 1, n = p->shape[p->nd - 1];
-    for (int d = 0; d < p->nd - 1; d++) rows *= p->shape[d];
-    n *= rows;
-    int threads = ppy_pool_threads(), k = 1;
-    if (threads > 1 && s->par_threshold >= 0 && n >= s->par_threshold && rows > 1)
-        k = rows < threads ? (int)rows : threads;
-    ppy_task tasks[PPY_MAX_THREADS];
-    memset(tasks, 0, sizeof(ppy_task) * (size_t)k);
-    for (int j = 0; j < k; j++) {
-        tasks[j].run = store_rows;
-        tasks[j].ctx = &job;
-        tasks[j].begin = rows * j / k;
-        tasks[j].end = rows * (j + 1) / k;
-    }
-    PyThreadState *ts = n >= GIL_RELEASE_MIN ? PyEval_SaveThread() : NULL;
-    int flags;
-    if (k > 1) {
-        flags = ppy_pool_run(tasks, k);
-    } else {
-        ppy_run_task(&tasks[0]);
-        flags = tasks[0].flags;
-    }
-    if (ts != NULL) PyEval_RestoreThread(ts);
-    int nan = 0;
-    for (int j = 0; j < k; j++) {
-        if (tasks[j].result < 0) { PyErr_NoMemory(); return -1; }
-        nan |= tasks[j].result > 0;
-    }
-    return nan ? -2 : flags;
+    return run_rows(s, p, store_rows, &job);
 }
 
 /* Guard and run a store whose target view is `t` and kernel leaves `leaves[0..nl)`:

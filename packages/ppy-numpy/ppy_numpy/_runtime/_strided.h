@@ -195,12 +195,12 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     PyMem_RawFree(scratch);
 }
 
-/* Run the map kernel of `s` over `p` into the C-ordered `out`, its rows split over
-   the pool from the site's threshold (each element is computed alike on any thread);
-   returns the FP flags raised, or -1 (out of memory, error set) / -2 (a float result
-   holds a NaN). */
-static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars, char *out) {
-    strided_job job = {s, p, bases, scalars, out};
+/* Run `rows_fn` over the rows of `p` (every axis but the last), split over the pool
+   from the site's threshold (each element is computed alike on any thread); returns
+   the FP flags raised, or -1 (out of memory, error set) / -2 (a float result holds a
+   NaN). Shared by fresh results (`run_strided`) and stores (`run_store`). */
+static int run_rows(SiteObject *s, strided_plan *p,
+                    void (*rows_fn)(void *, int64_t, int64_t, double *), void *job) {
     npy_intp rows = 1, n = p->shape[p->nd - 1];
     for (int d = 0; d < p->nd - 1; d++) rows *= p->shape[d];
     n *= rows;
@@ -210,8 +210,8 @@ static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const
     ppy_task tasks[PPY_MAX_THREADS];
     memset(tasks, 0, sizeof(ppy_task) * (size_t)k);
     for (int j = 0; j < k; j++) {
-        tasks[j].run = strided_rows;
-        tasks[j].ctx = &job;
+        tasks[j].run = rows_fn;
+        tasks[j].ctx = job;
         tasks[j].begin = rows * j / k;
         tasks[j].end = rows * (j + 1) / k;
     }
@@ -230,4 +230,10 @@ static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const
         nan |= tasks[j].result > 0;
     }
     return nan ? -2 : flags;
+}
+
+/* Run the map kernel of `s` over `p` into the C-ordered `out` (see `run_rows`). */
+static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars, char *out) {
+    strided_job job = {s, p, bases, scalars, out};
+    return run_rows(s, p, strided_rows, &job);
 }
