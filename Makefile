@@ -16,8 +16,12 @@ PYTEST_ARGS ?=
 # Every distribution is a folder with a pyproject.toml: core, packages/*, backends/*.
 # A folder without one (a distribution still being written) is skipped.
 DISTS := core $(patsubst %/pyproject.toml,%,$(sort $(wildcard packages/*/pyproject.toml backends/*/pyproject.toml)))
+# The example third-party plugin, installed too (off until a project enables it, as its
+# demo does), so that `ppy check examples/` types the demo with it.
+EXAMPLE_PLUGINS := examples/plugins/ppy-autograd
 # What decides the installed set: re-install only when one of these changed.
-INSTALL_INPUTS := $(addsuffix /pyproject.toml,$(DISTS)) $(wildcard $(addsuffix /setup.py,$(DISTS)))
+INSTALL_INPUTS := $(addsuffix /pyproject.toml,$(DISTS) $(EXAMPLE_PLUGINS)) \
+  $(wildcard $(addsuffix /setup.py,$(DISTS)))
 # ... and the third-party plugin, from its own wheel in a fresh venv (examples/plugins).
 TEST_DIRS := $(wildcard $(addsuffix /tests,$(DISTS))) examples/plugins/test_third_party.py \
   benchmarks/check_corpus/test_corpus.py
@@ -31,9 +35,10 @@ CORE_STAMP := $(CORE_VENV)/.ppy-installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# One pip call installs every distribution, editable, with its test extra.
+# One pip call installs every distribution, editable, with its test extra (and the example plugin).
 $(STAMP): $(INSTALL_INPUTS) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet $(foreach d,$(DISTS),-e '$(d)[test]')
+	$(BIN)/python -m pip install --quiet $(foreach d,$(DISTS),-e '$(d)[test]') \
+	  $(foreach d,$(EXAMPLE_PLUGINS),-e '$(d)')
 	@touch $@
 
 # A venv with core alone (no library, no plugin): core must install and pass there.

@@ -43,10 +43,7 @@ def test_every_seeded_error_and_nothing_else() -> None:
 
 EXAMPLES = CORPUS.parents[1] / "examples"
 #: what is not done yet, so strict mode over that example still finds it
-GAPS = {
-    "29_flax": "the numpy plugin does not model `np.float32` (a dtype class) nor "
-    "`ndarray.astype`: `x = ...astype(np.float32)` stays Unknown",
-}
+GAPS: dict[str, str] = {}
 
 
 def _needs(folder: Path) -> set[str]:

@@ -241,7 +241,7 @@ def test_keying_a_library_free_module_imports_no_plugin_and_no_library(tmp_path:
 def test_keying_a_numpy_module_imports_numpy_and_its_plugin_only(tmp_path: Path) -> None:
     out = _key_in_fresh_process("import numpy as np\nx = np.sin(1.0)\n", tmp_path)
     assert out["plugins"] == ["numpy"]
-    assert str(out["fingerprints"]["numpy"]).startswith("v1:numpy=")  # type: ignore[index]
+    assert str(out["fingerprints"]["numpy"]).startswith("v2:numpy=")  # type: ignore[index]
     imported = _tops(out["new"])
     assert {"numpy", "ppy_numpy"} <= imported
     assert not imported & (set(LIBRARIES) - {"numpy"})

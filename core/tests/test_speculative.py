@@ -8,12 +8,17 @@ import ast
 import textwrap
 from collections.abc import Mapping
 
+import pytest
+
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.sites import Findings, SiteFinder
 from ppy_core.compiler.frontend.speculate import MIN_OPERATIONS
+from ppy_core.compiler.frontend.transform import rewrite_module
 from ppy_core.interface.hooks import HookCaller
 from ppy_core.interface.plugin import Converge, ModuleContext, OperatorContext, Plugin
 from ppy_core.ir.types import F64, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.runtime import adapter as adapters
+from ppy_core.runtime.adapter import RuntimeAdapter
 
 _BINARY = {"Add": "tensor.add", "Sub": "tensor.sub", "Mult": "tensor.mul", "Div": "tensor.div"}
 
@@ -204,3 +209,88 @@ def test_the_library_the_function_names_is_the_one_assumed() -> None:
     # only one plugin offers an array: a function naming neither takes it
     only = find(source, ArrayPlugin(), ShyMats())
     assert {s.function for s in only.expr_sites} == {"f", "g"}
+
+
+class ViewsAdapter(RuntimeAdapter):
+    """A runtime of `vecs` that takes basic views itself (`takes_views`)."""
+
+    name = "vecs"
+    takes_views = True
+
+
+@pytest.fixture
+def views_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(adapters._adapters, "vecs", ViewsAdapter())
+
+
+def test_views_of_steady_names_are_passed_by_name(views_taken: None) -> None:
+    # `y[:, None]` comes after two operations: the call passes `y`, the runtime takes
+    # the view, the fallback evaluates it where Python does; `x[:, None]` twice is one leaf
+    source = """
+        import vecs
+        def f(x, y):
+            w = make()
+            d = (x[:, None] - x[None, :]) * (x[:, None] - x[None, :]) + (y[:, None] - y[None, :])
+            e = (x[1:] - x[:-1]) * 2.0 + w[1:]
+            return d, e
+        """
+    found = find(source, ArrayPlugin())
+    d, e = found.expr_sites
+    assert [ast.unparse(a) for a in d.args] == ["x", "y"]
+    assert [ast.unparse(leaf) for leaf in d.leaves] == [
+        "x[:, None]",
+        "x[None, :]",
+        "y[:, None]",
+        "y[None, :]",
+    ]
+    assert [arg for arg, _view in d.sources] == [0, 0, 1, 1]
+    assert [ast.unparse(a) for a in e.args] == ["x", "w"]  # w: bound on an earlier line
+    tree = ast.parse(textwrap.dedent(source))
+    found = SiteFinder(
+        Oracle(HookCaller([ArrayPlugin()])), ModuleContext("m.py", "m", {"vecs": "vecs"}), 2
+    ).run(tree)
+    text = ast.unparse(rewrite_module(tree, list(enumerate(found.expr_sites)), []))
+    assert "d = __ppy_site_0(x, y)" in text
+    assert (
+        "lambda __ppy_0, __ppy_1: (__ppy_0[:, None] - __ppy_0[None, :]) * "
+        "(__ppy_0[:, None] - __ppy_0[None, :]) + (__ppy_1[:, None] - __ppy_1[None, :])"
+    ) in text
+
+
+def test_views_of_names_that_may_change_keep_pythons_order(views_taken: None) -> None:
+    # after an operation, a first view of a name that may be unbound, is global, is
+    # deleted (`del`, `except ... as`) or rebound from a nested function, or beside a
+    # call leaf, stays Python;
+    # `p`, bound on an earlier line and left alone, is passed by name
+    source = """
+        import vecs
+        G = load()
+        H = load()
+        def f(x, c, h, v):
+            if c:
+                y = make()
+            a = (x[1:] - x[:-1]) * 2.0 + y[1:]
+            b = (x[1:] - x[:-1]) * 2.0 + G[1:]
+            z = make()
+            e = h(x) * (x[1:] - x[:-1]) + z[1:]
+            k = make()
+            def m():
+                nonlocal k
+                k = None
+            g = (x[1:] - x[:-1]) * 2.0 + k[1:]
+            q = make()
+            r = (x[1:] - x[:-1]) * 2.0 + q[1:]
+            del q
+            try:
+                t = make()
+            except ValueError as v:
+                pass
+            u = (x[1:] - x[:-1]) * 2.0 + v[1:]
+            p = make()
+            s = (x[1:] - x[:-1]) * 3.0 + p[1:]
+            return a, b, e, g, r, s, u
+        M = (G[1:] - G[:-1]) * 2.0 + H[1:]
+        """
+    assert texts(find(source, ArrayPlugin())) == {
+        "(x[1:] - x[:-1]) * 3.0 + p[1:]": ("x[1:]", "x[:-1]", "p[1:]")
+    }

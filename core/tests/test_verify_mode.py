@@ -138,3 +138,58 @@ def test_a_raising_call_keeps_its_warnings(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.warns(RuntimeWarning, match="divide"), pytest.raises(FloatingPointError):
         checked(1.0)
     assert "verified" not in ppy.stats()["m:r.1"]
+
+
+class StoreSite(CountingSite):
+    """A store site (`obj[key] += value`) over lists: `stateful`, and it copies its
+    target for the check (`shadow_target`) only when `copies`."""
+
+    stateful = True
+
+    def __init__(self, fast: Any, copies: bool = True) -> None:
+        super().__init__(fast, add_into)
+        self.copies = copies
+
+    def shadow_target(self, obj: Any) -> Any:
+        return list(obj) if self.copies and type(obj) is list else None
+
+
+def add_into(obj: list[float], key: int, value: float) -> None:
+    obj[key] += value
+
+
+def test_a_store_runs_once_and_is_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statement's Python runs on the site's copy of the target, the fast path on
+    the target itself: `+=` is applied once, and the two targets are compared."""
+    monkeypatch.setenv("PPY_VERIFY", "1")
+    checked = _bind("m:s.1", StoreSite(add_into), add_into)
+    target = [1.0, -0.0, 2.0]
+    checked(target, 1, 0.0)
+    checked(target, 2, 0.5)
+    assert target == [1.0, 0.0, 2.5]
+    assert math.copysign(1.0, target[1]) == 1.0
+    assert ppy.stats()["m:s.1"]["verified"] == 2
+
+
+def test_a_wrong_store_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    def twice(obj: list[float], key: int, value: float) -> None:
+        obj[key] += 2 * value
+
+    monkeypatch.setenv("PPY_VERIFY", "1")
+    checked = _bind("m:s.2", StoreSite(twice), add_into)
+    with pytest.raises(ppy.VerifyError, match=r"m:s\.2.*the target: \[1\]: 3\.0 != 2\.0"):
+        checked([0.0, 1.0], 1, 1.0)
+
+
+def test_a_store_without_a_copy_is_not_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A target the site makes no copy of: the call runs once, unverified; a fallback
+    runs Python once."""
+    monkeypatch.setenv("PPY_VERIFY", "1")
+    site = StoreSite(add_into, copies=False)
+    checked = _bind("m:s.3", site, add_into)
+    target = [1.0]
+    checked(target, 0, 1.0)
+    site.fail = True
+    checked(target, 0, 1.0)
+    assert target == [3.0]
+    assert "verified" not in ppy.stats()["m:s.3"]

@@ -11,6 +11,10 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
        1.0, max/min -> extremum, NaN if any element is NaN */
     double NAME(char *const *arrays, const double *scalars, int64_t lo, int64_t n,
                 const ppy_loop *loops);
+    /* NAME_splat (float64 maps without library loops): NAME, but array j is read at
+       index i & m_j, m_j the int64 bits of scalars[ns + j] (ns: the scalar leaves), 0
+       or -1: an operand broadcast along the row (m_j = 0) is a buffer of VEC copies of
+       its value, filled once per row instead of a whole row */
 
 Elements computed by a NumPy loop (``sin``, ``power`` ...) are evaluated block
 by block (`BLOCK` elements, a multiple of every SIMD width, blocks starting at
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering
 from ._lower_int import lower_int
+from ._nan_order import unordered_nodes
 from ._spec import KernelSpec, loop_name
 
 BLOCK = 256
@@ -52,6 +57,13 @@ class KernelEmit:
     const_ptr: dict[int, str] = field(default_factory=dict)
     big: bool = False
     big_cond: str = "false"  # i1 SSA: NumPy's call covers > 8 elements
+    nan_free: frozenset[int] = frozenset()  # leaves this code runs only when not NaN
+    #: NaN bits cannot reach the result unseen: every arithmetic node may take either
+    #: operand first (a bool result, or a copy whose NaN results `nan_flag` records)
+    any_order: bool = False
+    nan_flag: str | None = None  # an i1 alloca: some result element was NaN
+    masked: bool = False  # the _splat entry: array leaves read at index & mask
+    masks: dict[int, str] = field(default_factory=dict)  # array leaf -> i64 mask
 
     @property
     def loop_nodes(self) -> list[int]:
@@ -61,7 +73,12 @@ class KernelEmit:
 
     def ctx(self, width: int) -> LowerCtx:
         """A lowering context at `width`."""
-        return LowerCtx(self.em, width, not self.spec.fastmath, self.spec, self.big)
+        unordered = (
+            frozenset(self.spec.nodes)
+            if self.any_order
+            else unordered_nodes(self.spec, self.nan_free)
+        )
+        return LowerCtx(self.em, width, not self.spec.fastmath, self.spec, self.big, unordered)
 
     def load_leaves(self) -> None:
         """Load array base pointers and scalar values in the entry block."""
@@ -88,6 +105,8 @@ class KernelEmit:
                         else self.em.assign(f"trunc i64 {bits} to i32")
                     )
                 ns += 1
+        if self.masked:
+            self._load_masks(ns)
         for vid in self.loop_nodes:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
             for a in node.args:
@@ -97,6 +116,18 @@ class KernelEmit:
                 ):
                     self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
             self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
+
+    def _load_masks(self, ns: int) -> None:
+        """The _splat entry's index mask per array leaf, after the `ns` scalars."""
+        for j, vid in enumerate(self.base):
+            slot = self.em.assign(f"getelementptr i64, ptr %scalars, i64 {ns + j}")
+            self.masks[vid] = self.em.assign(f"load i64, ptr {slot}, align 8", "m")
+
+    def leaf_index(self, vid: int, index: str) -> str:
+        """`index` into array leaf `vid` (masked in the _splat entry)."""
+        if vid not in self.masks:
+            return index
+        return self.em.assign(f"and i64 {index}, {self.masks[vid]}")
 
     def narrow(self, value: str) -> str:
         """A double rounded to float (to nearest; overflow raises the flag NumPy's cast
@@ -128,7 +159,7 @@ class KernelEmit:
 
     def ptrs_at(self, index: str) -> dict[int, str]:
         """Array leaf pointers advanced to `index`."""
-        return {vid: self.offset(p, index) for vid, p in self.base.items()}
+        return {vid: self.offset(p, self.leaf_index(vid, index)) for vid, p in self.base.items()}
 
     def value(
         self, vid: int, width: int, ptrs: dict[int, str], i: str, memo: dict[int, str]
@@ -138,7 +169,7 @@ class KernelEmit:
             return memo[vid]
         ctx = self.ctx(width)
         if vid in ptrs:
-            p = self.offset(ptrs[vid], i)
+            p = self.offset(ptrs[vid], self.leaf_index(vid, i))
             out = self.em.assign(f"load {ctx.ft}, ptr {p}, align {self.align}")
         elif vid in self.scalar_val:
             out = self.splat_var(self.scalar_val[vid], width)
@@ -161,28 +192,34 @@ class KernelEmit:
             f"<{width} x i32> zeroinitializer"
         )
 
-    def stage(self, count: str, ptrs: dict[int, str], root: str | int, dest: str) -> None:
+    def stage(
+        self, count: str, ptrs: dict[int, str], root: str | int, dest: str, detect: bool = False
+    ) -> None:
         """``dest[i] = value(root)`` for ``0 <= i < count``, in two versions (NumPy's
-        operand order differs for calls over more than 8 elements; see `lower_arith`)."""
+        operand order differs for calls over more than 8 elements; see `lower_arith`);
+        `detect`: a NaN stored sets `nan_flag`."""
         if not any(n.op in ("add", "mul") for n in self.spec.nodes):
-            self._stage(count, ptrs, root, dest)
+            self._stage(count, ptrs, root, dest, detect)
             return
         yes, no, join = self.em.label("big"), self.em.label("small"), self.em.label("join")
         self.em.emit(f"br i1 {self.big_cond}, label %{yes}, label %{no}")
         for label, big in ((yes, True), (no, False)):
             self.em.start_block(label)
             self.big = big
-            self._stage(count, ptrs, root, dest)
+            self._stage(count, ptrs, root, dest, detect)
             self.em.emit(f"br label %{join}")
         self.big = False
         self.em.start_block(join)
 
-    def _stage(self, count: str, ptrs: dict[int, str], root: str | int, dest: str) -> None:
+    def _stage(
+        self, count: str, ptrs: dict[int, str], root: str | int, dest: str, detect: bool
+    ) -> None:
         vid = int(root)
         bool_out = self.spec.value_is_bool(vid)
+        detect = detect and self.nan_flag is not None and not bool_out
 
         def body(width: int):
-            def emit(i: str, _acc: list[str]) -> list[str]:
+            def emit(i: str, acc: list[str]) -> list[str]:
                 v = self.value(vid, width, ptrs, i, {})
                 p = self.offset(dest, i, bool_out)
                 if bool_out:
@@ -192,7 +229,7 @@ class KernelEmit:
                     self.em.emit(f"store {ty} {v}, ptr {p}, align 1")
                 else:
                     self.em.emit(f"store {self.ctx(width).ft} {v}, ptr {p}, align {self.align}")
-                return []
+                return [self.or_nan(acc[0], v, width)] if detect else []
 
             return emit
 
@@ -200,9 +237,49 @@ class KernelEmit:
             e = self.em.assign(f"add i64 {i}, {VEC}")
             return self.em.assign(f"icmp sle i64 {e}, {count}")
 
-        i, _ = self.em.counted_loop("0", vec_limit, VEC, [], body(VEC))
-        self.em.counted_loop(
-            i, lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"), 1, [], body(1)
+        i, acc = self.em.counted_loop("0", vec_limit, VEC, self.nan_carried(detect, VEC), body(VEC))
+        self.note_nan(acc, VEC)
+        _, acc = self.em.counted_loop(
+            i,
+            lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"),
+            1,
+            self.nan_carried(detect, 1),
+            body(1),
+        )
+        self.note_nan(acc, 1)
+
+    def nan_carried(self, detect: bool, width: int) -> list[tuple[str, str]]:
+        """The loop-carried NaN witness of a loop storing results (none if not `detect`)."""
+        if not detect:
+            return []
+        return [("i64", "0")] if width == 1 else [(f"<{width} x i64>", "zeroinitializer")]
+
+    def or_nan(self, acc: str, value: str, width: int) -> str:
+        """`acc` or a witness of the NaN lanes of `value`, from the bits (no FP flag):
+        ``(bits & 0x7FF...F) + 0x000F...F`` has bit 63 set exactly for a NaN."""
+        it = "i64" if width == 1 else f"<{width} x i64>"
+
+        def splat(c: int) -> str:
+            return str(c) if width == 1 else "<" + ", ".join([f"i64 {c}"] * width) + ">"
+
+        bits = self.em.assign(f"bitcast {self.ctx(width).ft} {value} to {it}")
+        mag = self.em.assign(f"and {it} {bits}, {splat(0x7FFF_FFFF_FFFF_FFFF)}")
+        witness = self.em.assign(f"add {it} {mag}, {splat(0x000F_FFFF_FFFF_FFFF)}")
+        return self.em.assign(f"or {it} {acc}, {witness}")
+
+    def note_nan(self, acc: list[str], width: int) -> None:
+        """Fold the NaN witness a loop carried out (`nan_carried`) into `nan_flag`."""
+        if not acc or self.nan_flag is None:
+            return
+        lanes = acc[0]
+        if width > 1:
+            fn = f"llvm.vector.reduce.or.v{width}i64"
+            self.em.declare(f"declare i64 @{fn}(<{width} x i64>)")
+            lanes = self.em.assign(f"call i64 @{fn}(<{width} x i64> {lanes})")
+        nan = self.em.assign(f"icmp slt i64 {lanes}, 0")
+        seen = self.em.assign(f"load i1, ptr {self.nan_flag}, align 1")
+        self.em.emit(
+            f"store i1 {self.em.assign(f'or i1 {seen}, {nan}')}, ptr {self.nan_flag}, align 1"
         )
 
     def loop_arg(self, vid: int, ptrs: dict[int, str]) -> tuple[str, int]:
@@ -262,4 +339,4 @@ class KernelEmit:
                     ptrs[a] = self.buffers[a]
             self.call_loop(vid, count, ptrs)
             ptrs[vid] = self.buffers[vid]
-        self.stage(count, ptrs, self.spec.result, dest)
+        self.stage(count, ptrs, self.spec.result, dest, detect=True)

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from ._errors import LlvmBackendError
 
-VERSION: Final = "v2"
+VERSION: Final = "v3"
 
 #: LLVM feature names that GCC's __builtin_cpu_supports also knows (checked at load)
 GCC_FEATURES: Final = (
@@ -68,7 +68,8 @@ def required_features() -> tuple[str, ...]:
 
 @functools.cache
 def fingerprint() -> str:
-    """``v1:llvmlite=X:cpu=<sha256 prefix>:features=<sha256 prefix>``, without llvmlite.
+    """``v2:llvmlite=X:cpu=<sha256 prefix>:features=<sha256 prefix>:llc=<bytes>``,
+    without llvmlite.
 
     It is part of every cache key of a module with NumPy sites, so it is computed
     from package metadata and /proc/cpuinfo (a cached run, and `ppy run`, must not
@@ -83,7 +84,31 @@ def fingerprint() -> str:
     cpu, flags = _cpuinfo()
     cpu_id = hashlib.sha256(cpu.encode()).hexdigest()[:12]
     digest = hashlib.sha256(flags.encode()).hexdigest()[:16]
-    return f"{VERSION}:llvmlite={version}:cpu={cpu_id}:features={digest}"
+    return f"{VERSION}:llvmlite={version}:cpu={cpu_id}:features={digest}:llc={llc_bytes()}"
+
+
+#: the last-level cache assumed where the system does not say (kernels' store choice)
+LLC_DEFAULT: Final = 8 << 20
+
+
+@functools.cache
+def llc_bytes() -> int:
+    """Bytes of CPU 0's last-level cache (Linux sysfs), else `LLC_DEFAULT`. Map kernels
+    choose streaming stores from it (`_kernel_map.nt_min`), so it is in `fingerprint`."""
+    from pathlib import Path
+
+    best = (0, 0)
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            text = (index / "size").read_text().strip().upper()
+        except (OSError, ValueError):
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, (level, int(digits) * scale))
+    return best[1] or LLC_DEFAULT
 
 
 def _cpuinfo() -> tuple[str, str]:

@@ -7,14 +7,14 @@ from typing import Final
 
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
-from ._lower import Lowering, x86_isa
-from ._spec import KernelSpec
+from ._kernel_map import emit_map
+from ._lower import Lowering
+from ._spec import KernelSpec, loop_name
 
 _ATTRS = "#0"
-#: elements of one task from which a map kernel streams its output past the cache
-#: (measured with benchmarks/numpy_fusion.py: below, the output is reused from cache)
-NT_MIN = 1 << 18
 MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
+#: the symbol suffix of a float64 map's entry reading row-broadcast operands as splats
+SPLAT: Final = "_splat"
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
 
 
@@ -31,14 +31,14 @@ def emit_kernel(
 def _emit_kernel(
     spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str]
 ) -> str:
+    if spec.reduce is None:
+        text = _map_function(spec, name, lowerings, decls, masked=False)
+        if spec.dtype != "f64" or any(loop_name(n, spec) for n in spec.nodes):
+            return text
+        return text + "\n" + _map_function(spec, name + SPLAT, lowerings, decls, masked=True)
     ke = KernelEmit(spec, lowerings, Emitter(decls))
     ke.load_leaves()
-    ke.big_cond = ke.em.assign(
-        "icmp sgt i64 %end, 8" if spec.reduce is None else "icmp sgt i64 %n, 8"
-    )
-    if spec.reduce is None:
-        _emit_map(ke)
-        return ke.em.function(f"define void @{name}({MAP_ARGS}) {_ATTRS}")
+    ke.big_cond = ke.em.assign("icmp sgt i64 %n, 8")
     if spec.reduce in ("add", "mean"):
         inner = KernelEmit(spec, lowerings, Emitter(decls))
         inner.load_leaves()
@@ -58,81 +58,16 @@ def _emit_kernel(
     return ke.em.function(f"define double @{name}({RED_ARGS}) {_ATTRS}")
 
 
-def _emit_map(ke: KernelEmit) -> None:
-    em = ke.em
-    bool_out = ke.spec.value_is_bool(ke.spec.result)
-    if not ke.loop_nodes:
-        count = em.assign("sub i64 %end, %begin")
-        ptrs, dest = ke.ptrs_at("%begin"), ke.offset("%out", "%begin", bool_out)
-        if not bool_out and x86_isa() and ke.spec.dtype == "f64":
-            _emit_streaming(ke, count, ptrs, dest)
-        ke.stage(count, ptrs, ke.spec.result, dest)
-        em.emit("ret void")
-        return
-
-    def block(blk: str, _acc: list[str]) -> list[str]:
-        rest = em.assign(f"sub i64 %end, {blk}")
-        small = em.assign(f"icmp slt i64 {rest}, {BLOCK}")
-        count = em.assign(f"select i1 {small}, i64 {rest}, i64 {BLOCK}")
-        ke.materialize(count, ke.ptrs_at(blk), ke.offset("%out", blk, bool_out))
-        return []
-
-    em.counted_loop("%begin", lambda b: em.assign(f"icmp slt i64 {b}, %end"), BLOCK, [], block)
-    em.emit("ret void")
-
-
-def _emit_streaming(ke: KernelEmit, count: str, ptrs: dict[int, str], dest: str) -> None:
-    """A large float64 output is written with non-temporal (streaming) stores: it goes
-    to memory without first being read into the cache, a fifth less memory traffic
-    for ``a*b + c``. Taken when the task covers at least `NT_MIN` elements and the
-    output is 8-byte aligned; falls through to the plain loop otherwise.
-
-    Every element keeps the code NumPy's loops give it: vector lanes (operand order
-    of the SIMD body) everywhere but the last ``n % 8`` (the scalar tail). The aligned
-    middle is bracketed by two unaligned vector stores that overlap it (recomputing a
-    pure value gives the same bits and flags)."""
-    em, result, vt = ke.em, ke.spec.result, f"<{VEC} x double>"
-    addr = em.assign(f"ptrtoint ptr {dest} to i64")
-    aligned8 = em.assign(f"icmp eq i64 {em.assign(f'and i64 {addr}, 7')}, 0")
-    large = em.assign(f"icmp sge i64 {count}, {NT_MIN}")
-    take = em.assign(f"and i1 {large}, {aligned8}")
-    stream, plain = em.label("stream"), em.label("plain")
-    em.emit(f"br i1 {take}, label %{stream}, label %{plain}")
-    em.start_block(stream)
-    ke.big = True
-
-    def store(i: str, nontemporal: bool) -> None:
-        v = ke.value(result, VEC, ptrs, i, {})
-        tail = ", align 64, !nontemporal !{i32 1}" if nontemporal else ", align 8"
-        em.emit(f"store {vt} {v}, ptr {ke.offset(dest, i)}{tail}")
-
-    count8 = em.assign(f"and i64 {count}, -8")
-    store("0", nontemporal=False)
-    mis = em.assign(f"and i64 {em.assign(f'sub i64 0, {addr}')}, 63")
-    peel = em.assign(f"lshr i64 {mis}, 3")  # elements to the next 64-byte boundary
-    span = em.assign(f"and i64 {em.assign(f'sub i64 {count8}, {peel}')}, -8")
-    stop = em.assign(f"add i64 {peel}, {span}")
-    em.counted_loop(
-        peel,
-        lambda i: em.assign(f"icmp slt i64 {i}, {stop}"),
-        VEC,
-        [],
-        lambda i, _a: (store(i, nontemporal=True), [])[1],
-    )
-    store(em.assign(f"sub i64 {count8}, {VEC}"), nontemporal=False)
-
-    def scalar(j: str, _acc: list[str]) -> list[str]:
-        em.emit(
-            f"store double {ke.value(result, 1, ptrs, j, {})}, ptr {ke.offset(dest, j)}, align 8"
-        )
-        return []
-
-    em.counted_loop(count8, lambda j: em.assign(f"icmp slt i64 {j}, {count}"), 1, [], scalar)
-    em.declare("declare void @llvm.x86.sse.sfence()")
-    em.emit("call void @llvm.x86.sse.sfence()")
-    em.emit("ret void")
-    ke.big = False
-    em.start_block(plain)
+def _map_function(
+    spec: KernelSpec, name: str, lowerings: Mapping[str, Lowering], decls: set[str], masked: bool
+) -> str:
+    """A map kernel function; `masked`: the _splat entry (`_codegen`'s ABI), whose
+    operands broadcast along a row are read from a few copies of their value."""
+    ke = KernelEmit(spec, lowerings, Emitter(decls), masked=masked)
+    ke.load_leaves()
+    ke.big_cond = ke.em.assign("icmp sgt i64 %end, 8")
+    emit_map(ke)
+    return ke.em.function(f"define void @{name}({MAP_ARGS}) {_ATTRS}")
 
 
 def _source(ke: KernelEmit, lo: str, count: str) -> dict[int, str]:

@@ -31,6 +31,9 @@ class LowerCtx:
     strict: bool
     spec: KernelSpec
     big: bool = False  # this code runs only where NumPy's call covers > 8 elements
+    #: arithmetic nodes whose operands are never both NaN with different bits
+    #: (`_nan_order.unordered_nodes`): they need no first-NaN select
+    unordered: frozenset[Node] = frozenset()
 
     def scalar_like(self, vid: int) -> bool:
         """Whether NumPy sees value `vid` as a broadcast scalar (stride 0)."""
@@ -66,13 +69,15 @@ class LowerCtx:
             return lit
         return "<" + ", ".join([f"{self.et} {lit}"] * self.width) + ">"
 
-    def binop(self, kind: str, a: str, b: str) -> str:
+    def binop(self, kind: str, a: str, b: str, ordered: bool = True) -> str:
         """fadd/fsub/fmul/fdiv, strict or fast. Strict x86 code pins the instruction
-        and its operand order (`pinned_binop`)."""
+        and its operand order (`pinned_binop`); `ordered` False: `a` and `b` are never
+        both NaN with different bits, so which one x86 takes first does not matter."""
         if not self.strict:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
         if x86_isa() and self.spec.dtype == "f64":  # float32 NaN results go to NumPy
-            return self.first_nan_wins(a, pinned_binop(self, kind, a, b))
+            result = pinned_binop(self, kind, a, b)
+            return self.first_nan_wins(a, result) if ordered else result
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
         return self.em.assign(
@@ -152,7 +157,7 @@ def lower_arith(ctx: LowerCtx, node: Node, args: list[str]) -> str:
         sa, sb = (ctx.scalar_like(v) for v in node.args)
         if ctx.big and ((sb and not sa) or (not sa and not sb and ctx.width == 1)):
             a, b = b, a
-    return ctx.binop(_ARITH[node.op], a, b)
+    return ctx.binop(_ARITH[node.op], a, b, node not in ctx.unordered)
 
 
 @functools.cache
@@ -236,9 +241,9 @@ def lower_unary(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     if op in ("sqrt", "floor", "ceil", "trunc"):
         return ctx.rounding(op, args[0])
     if op == "square":
-        return ctx.binop("fmul", args[0], args[0])
+        return ctx.binop("fmul", args[0], args[0], ordered=False)  # one NaN, twice
     if op == "reciprocal":
-        return ctx.binop("fdiv", ctx.splat(1.0), args[0])
+        return ctx.binop("fdiv", ctx.splat(1.0), args[0], ordered=False)
     if op in ("neg", "abs"):
         return LOWERINGS[op](ctx, node, args)
     raise KeyError(f"unary {op}")

@@ -1,13 +1,21 @@
-"""Shared by the typed-loops tests: load a module both ways, and what a call does."""
+"""Shared by the typed-loops tests: load a module both ways, what a call does, and
+generated programs (`loops_programs`) run against Python on random inputs."""
 
 from __future__ import annotations
 
 import types
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+#: any float64: NaNs, infinities, subnormals
+FLOATS = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
 
 
 def load_both(tmp: Path, name: str, source: str) -> tuple[types.ModuleType, types.ModuleType]:
@@ -38,3 +46,38 @@ def outcome(fn: Any, *args: Any) -> tuple[Any, ...]:
 
 def fast_calls(fn: Any) -> int:
     return int(fn.ppy_stats()["fast"])
+
+
+@dataclass(frozen=True, slots=True)
+class Programs:
+    """Generated functions ``{prefix}0 .. {prefix}{count - 1}(a, b, n, x)``, compiled
+    (`mod`) and plain (`plain`)."""
+
+    mod: types.ModuleType
+    plain: types.ModuleType
+    prefix: str
+    count: int
+
+    def same_as_python(self, k: int, a: np.ndarray, b: np.ndarray, n: int, x: Any) -> None:
+        """Program `k` does on (a, b, n, float(x)) what Python does."""
+        name = f"{self.prefix}{k}"
+        args = (a, b, n, float(x))
+        assert outcome(getattr(self.mod, name), *args) == outcome(getattr(self.plain, name), *args)
+
+
+def load_programs(
+    factory: pytest.TempPathFactory, name: str, source: str, prefix: str, count: int
+) -> Programs:
+    """`count` generated programs of `source` loaded both ways (a module fixture's body)."""
+    mod, plain = load_both(factory.mktemp(name), name, source)
+    return Programs(mod, plain, prefix, count)
+
+
+def program_inputs(elements: st.SearchStrategy[Any]) -> dict[str, st.SearchStrategy[Any]]:
+    """`given` keywords of a program's (a, b, n, x): arrays of up to 6 and of 7 floats."""
+    return {
+        "a": hnp.arrays(np.float64, st.integers(0, 6), elements=elements),
+        "b": hnp.arrays(np.float64, 7, elements=elements),
+        "n": st.integers(-2, 8),
+        "x": elements,
+    }

@@ -26,7 +26,7 @@ def test_entry_point_name() -> None:
 
 @pytest.mark.needs_llvm
 def test_fingerprint_format_and_stability() -> None:
-    pattern = r"v\d+:llvmlite=\d+\.\d+\.\d+:cpu=[0-9a-f]{12}:features=[0-9a-f]{16}:abi=1"
+    pattern = r"v\d+:llvmlite=\d+\.\d+\.\d+:cpu=[0-9a-f]{12}:features=[0-9a-f]{16}:llc=\d+:abi=1"
     testing.check_fingerprint(DIST, "backends", "llvm", pattern)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+from loops_harness import FLOATS, Programs, load_programs, program_inputs
 from loops_harness import fast_calls as _fast
 from loops_harness import load_both as _load
 from loops_harness import outcome as _outcome
@@ -232,36 +232,21 @@ def test_refusals_stay_python(fixed) -> None:
 
 
 @pytest.fixture(scope="module")
-def generated(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[types.ModuleType, types.ModuleType, int]:
-    count = 40
-    mod, plain = _load(tmp_path_factory.mktemp("gen"), "loops_gen", loops_programs.module(count))
-    return mod, plain, count
-
-
-floats = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Programs:
+    return load_programs(tmp_path_factory, "loops_gen", loops_programs.module(40), "p", 40)
 
 
 @settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(
-    k=st.integers(0, 39),
-    a=hnp.arrays(np.float64, st.integers(0, 6), elements=floats),
-    b=hnp.arrays(np.float64, 7, elements=floats),
-    n=st.integers(-2, 8),
-    x=floats,
-)
-def test_random_programs_match_python(generated, k: int, a, b, n: int, x: float) -> None:
-    mod, plain, _count = generated
-    fn = getattr(mod, f"p{k}")
-    assert _outcome(fn, a, b, n, x) == _outcome(getattr(plain, f"p{k}"), a, b, n, x)
+@given(k=st.integers(0, 39), **program_inputs(FLOATS))
+def test_random_programs_match_python(generated: Programs, k: int, a, b, n: int, x: float) -> None:
+    generated.same_as_python(k, a, b, n, x)
 
 
-def test_most_random_programs_compile(generated) -> None:
-    mod, _plain, count = generated
-    compiled = [k for k in range(count) if hasattr(getattr(mod, f"p{k}"), "ppy_stats")]
+def test_most_random_programs_compile(generated: Programs) -> None:
+    count = generated.count
+    compiled = [k for k in range(count) if hasattr(getattr(generated.mod, f"p{k}"), "ppy_stats")]
     assert len(compiled) >= count * 3 // 4, compiled
 
 

@@ -13,14 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+from loops_harness import FLOATS, Programs, load_programs, program_inputs
 from loops_harness import fast_calls as _fast
 from loops_harness import load_both as _load
 from loops_harness import outcome as _outcome
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
-
-floats = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
 
 
 AFFINE = """
@@ -250,7 +248,7 @@ _NANS = [
     for bits in (0x7FF8000000000001, 0xFFF8000000000002, 0x7FF0000000000003)
 ]
 _SPECIAL = [*_NANS, np.inf, -np.inf, 0.0, -0.0, 5e-324, 1e308, -1e308, 1.5, -2.0]
-specials = st.sampled_from(_SPECIAL) | floats
+specials = st.sampled_from(_SPECIAL) | FLOATS
 
 
 @pytest.fixture(scope="module")
@@ -388,31 +386,19 @@ def test_c_caller_answers_as_the_python_site(caller) -> None:
 
 
 @pytest.fixture(scope="module")
-def reductions(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[types.ModuleType, types.ModuleType, int]:
-    count = 30
-    source = loops_programs.reductions(count)
-    mod, plain = _load(tmp_path_factory.mktemp("reductions"), "loops_reductions", source)
-    return mod, plain, count
+def reductions(tmp_path_factory: pytest.TempPathFactory) -> Programs:
+    source = loops_programs.reductions(30)
+    return load_programs(tmp_path_factory, "loops_reductions", source, "r", 30)
 
 
 @settings(
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(
-    k=st.integers(0, 29),
-    a=hnp.arrays(np.float64, st.integers(0, 6), elements=specials),
-    b=hnp.arrays(np.float64, 7, elements=specials),
-    n=st.integers(-2, 8),
-    x=specials,
-)
-def test_random_reductions_match_python(reductions, k: int, a, b, n: int, x: float) -> None:
+@given(k=st.integers(0, 29), **program_inputs(specials))
+def test_random_reductions_match_python(reductions: Programs, k: int, a, b, n: int, x) -> None:
     """Random loops that only accumulate (they speculate): untested runs, reruns on
     inf/NaN, IndexError or ZeroDivisionError midway, all answered as Python does."""
-    mod, plain, _count = reductions
-    fn = getattr(mod, f"r{k}")
-    assert _outcome(fn, a, b, n, float(x)) == _outcome(getattr(plain, f"r{k}"), a, b, n, float(x))
+    reductions.same_as_python(k, a, b, n, x)
 
 
 def test_most_random_reductions_speculate(tmp_path: Path) -> None:

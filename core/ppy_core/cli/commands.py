@@ -194,6 +194,11 @@ def explain_file(file: str) -> str:
             f"{record['text']}  -> {state}"
         )
         lines.append(f"  leaves: {', '.join(record['leaves']) or '-'}")
+        if record.get("views"):  # frontend/views.py
+            lines.append(
+                f"  passes {', '.join(record['args'])}: the runtime takes the views of them "
+                "itself; anything else runs Python, which reads each view where it stands"
+            )
         if record.get("assumed"):
             lines.append(
                 f"  speculative: assumes {', '.join(record['assumed'])} "

@@ -24,6 +24,7 @@ from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder
 from ppy_core.compiler.frontend.source import read_source
 from ppy_core.compiler.frontend.transform import compile_module_code, rewrite_module
+from ppy_core.compiler.frontend.views import index_record
 from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.diagnostics import CHECK_ONLY, Diagnostic, Error, Location
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
@@ -240,6 +241,11 @@ class Builder:
             "unit": None,
             "reasons": [],
         }
+        if any(view is not None for _arg, view in site.sources):  # frontend/views.py
+            record["args"] = [ast.unparse(arg) for arg in site.args]
+            record["views"] = [
+                [arg, None if view is None else index_record(view)] for arg, view in site.sources
+            ]
         if site.store is not None:  # the statement writes its target (frontend/stores.py)
             record["store"] = site.store.form
             record["text"] = ast.unparse(site.store.stmt)

@@ -74,7 +74,13 @@ class CallContext:
 
 @dataclass(frozen=True, slots=True)
 class OperatorContext:
-    """A Python operator: `op` is the ast class name ("Add", "Mult", "USub", "Gt")."""
+    """A Python operator: `op` is the ast class name ("Add", "Mult", "USub", "Gt").
+
+    `in_place`: the question is `target OP= value` (operands: the target's type, the
+    value's), answered with the type `target` is left with. A plugin whose arrays are
+    updated in place (`ndarray.__iadd__`) answers the target's type; one that ignores
+    the flag answers `target OP value`'s, which is Python's rule for a type with no
+    in-place operator (immutable arrays: `x += y` rebinds `x` to `x + y`)."""
 
     op: str
     operands: tuple[Type, ...]
@@ -82,6 +88,7 @@ class OperatorContext:
     location: Location | None = None
     report: Report = _ignore
     options: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    in_place: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,11 @@ class RuntimeAdapter:
     name: ClassVar[str] = ""
 
     def kernel_site(
-        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str
+        self,
+        kernel: LoadedKernel,
+        fallback: Callable[..., Any],
+        site_id: str,
+        views: Sequence[Any] | None = None,
     ) -> Callable[..., Any]:
         """A callable site: guard the call's operands (exact types of this library,
         dtype, layout), hand their buffers to `kernel`, allocate the result this
@@ -47,20 +51,33 @@ class RuntimeAdapter:
         `stats()` for `ppy.stats()`."""
         raise NotImplementedError
 
-    #: whether `store_site` writes statements' results into their targets; the
-    #: compiler makes a store site only for a library whose adapter says so
-    writes_stores: ClassVar[bool] = False
+    #: the element kinds ("f64", "i32" ...) of results `store_site` writes into their
+    #: targets; the compiler makes a store site only for a result of one of them
+    store_elements: ClassVar[frozenset[str]] = frozenset()
 
     def store_site(
-        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str
+        self,
+        kernel: LoadedKernel,
+        fallback: Callable[..., Any],
+        site_id: str,
+        store: str,
+        views: Sequence[Any] | None = None,
     ) -> Callable[..., Any]:
         """A site for a statement that stores an elementwise result into a target,
         called as ``site(obj, key, *leaves)``; `fallback` runs the whole statement.
         `store` is ``"="`` (``obj[key] = expr``), ``"item"`` (``obj[key] OP= expr``:
         the kernel's first leaf is ``obj[key]``, its other leaves follow) or
         ``"name"`` (``obj OP= expr``, key ignored: the site returns the new value of
-        the name). Only called when `writes_stores` is true."""
+        the name). Only called for a result of one of `store_elements`."""
         raise NotImplementedError
+
+    #: whether `kernel_site` and `store_site` take `views` (given only then): per kernel
+    #: leaf fed by the call's arguments, ``[argument index, index or None]``, an index
+    #: a list of ``[lower, upper, step]`` (a slice) or None (a new axis). The site takes each
+    #: view itself, only from an exact array of its library (no effect: nothing of the
+    #: program runs), and calls `fallback` with the arguments otherwise; the fallback
+    #: evaluates the views where Python does (`compiler/frontend/views.py`)
+    takes_views: ClassVar[bool] = False
 
     def load_kernel(
         self, data: Mapping[str, Any], directory: Path, files: Sequence[str]
@@ -170,6 +187,15 @@ def _load(name: str) -> RuntimeAdapter | str | LookupError:
     return made
 
 
+def offers(name: str, capability: str) -> bool:
+    """Whether the adapter registered as `name` says `capability` (a boolean class
+    attribute such as `takes_views`); False when none loads."""
+    try:
+        return bool(getattr(adapter(name), capability, False))
+    except LookupError:
+        return False
+
+
 def resolve_loader(spec: str) -> Callable[..., Any]:
     """A backend's run-time loader, named by its registered name (entry point group
     `ppy.loaders`) or by exactly the "module:function" a registered entry point gives.
@@ -195,6 +221,7 @@ __all__ = [
     "RuntimeAdapter",
     "Unregistered",
     "adapter",
+    "offers",
     "registered",
     "registry",
     "resolve_loader",

@@ -108,14 +108,18 @@ def install_stats_printer() -> None:
 def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     """The dispatcher as the program calls it: `site` itself unless PPY_VERIFY or
     PPY_FALLBACK asks for checks around it."""
-    # a store site writes its target: running its Python beside it would do it twice
-    verify = os.environ.get("PPY_VERIFY") == "1" and not getattr(site, "stateful", False)
+    verify = os.environ.get("PPY_VERIFY") == "1"
     mode = os.environ.get("PPY_FALLBACK", "")
     if not verify and mode not in ("warn", "error"):
         return site
     from ppy_core.runtime.verify import check as _check
+    from ppy_core.runtime.verify import check_store as _check_store
     from ppy_core.runtime.verify import recorded as _recorded
     from ppy_core.runtime.verify import reemit as _reemit
+    from ppy_core.runtime.verify import shadow_store as _shadow_store
+
+    # a store site writes its target: its Python runs first, on a copy (`verify`)
+    stateful = verify and bool(getattr(site, "stateful", False))
 
     warned: set[str] = set()
 
@@ -141,9 +145,10 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     def checked(*args: Any, **kwargs: Any) -> Any:
         before = _counts(site)
         caught: list[Any] = []
+        shadow = _shadow_store(site, fallback, args, kwargs) if stateful else None
         try:
             if verify:  # the IEEE-flags rule compares the warnings of both paths
-                result, caught = _recorded(site, args, kwargs)
+                result, caught = _recorded(site, args, kwargs, stateful)
             else:
                 result = site(*args, **kwargs)
         except Exception as exc:  # the Python path raised (as Python would): still a fallback
@@ -151,6 +156,8 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
             raise
         if _counts(site)[1] != before[1]:
             fell_back(before[1], None)
+        elif stateful:
+            _check_store(site_id, shadow, args, result, caught)
         elif verify:  # no fallback counted: a fast call, or a site that counts nothing
             _check(site_id, fallback, args, kwargs, result, caught)
         _reemit(caught)

@@ -88,9 +88,11 @@ class Binder:
             if kernel is None:  # refused by this CPU (abi warned once)
                 return dispatch.PythonSite(fallback, "kernel cannot run here")
             store = record.get("store")
-            if store:  # a statement writing its target (the compiler asked `writes_stores`)
-                return found.store_site(kernel, fallback, record["id"], str(store))
-            return found.kernel_site(kernel, fallback, record["id"])
+            # views the site takes itself (the compiler asked `takes_views`)
+            views = {"views": record["views"]} if record.get("views") else {}
+            if store:  # a statement writing its target (the compiler asked `store_elements`)
+                return found.store_site(kernel, fallback, record["id"], str(store), **views)
+            return found.kernel_site(kernel, fallback, record["id"], **views)
         loader = adapter.resolve_loader(str(unit.get("loader", "")))
         return loader(unit["data"], self.directory, fallback, record)
 

@@ -14,6 +14,13 @@ their own methods):
   on both paths; the fast path's are re-emitted so the program sees them as usual;
 * if Python raises where the fast path answered, that is a difference too.
 
+A store site (``stateful``: `B[1:-1] = expr`, `a += expr`) writes its target, so its
+Python cannot run after it: before the fast call, the statement's Python runs on a
+copy of the target the site makes (`shadow_target`), reading the right side from
+the untouched operands (NumPy's "whole right side first", overlaps included); after
+it, the target and the value are compared with the copy's. A site that makes no
+copy (a target it never writes) is not verified.
+
 Verified calls are counted per site (`ppy.stats()[site]["verified"]`).
 """
 
@@ -33,14 +40,19 @@ _TENSOR_ATTRS = ("shape", "dtype", "device", "requires_grad")
 
 
 def recorded(
-    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    keep_errors: bool = False,
 ) -> tuple[Any, list[warnings.WarningMessage]]:
     """`fn(*args, **kwargs)` and the warnings it raised (every one, not once per place);
-    if it raises, its warnings are reported as usual before the exception goes on."""
+    if it raises, its warnings are reported as usual before the exception goes on.
+    With `keep_errors` a warning the program's filters make an error still raises
+    (a store site reads the filters: under such a one, NumPy raises before it stores)."""
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:  # type: ignore[assignment]
-            warnings.simplefilter("always")
+            _record_every(keep_errors)
             value = fn(*args, **kwargs)
     except BaseException:
         reemit(caught)
@@ -48,10 +60,74 @@ def recorded(
     return value, list(caught)
 
 
+def _record_every(keep_errors: bool) -> None:
+    """Inside `catch_warnings(record=True)`: every warning is recorded, each time (but,
+    with `keep_errors`, where the program's filters make it an error)."""
+    program = list(warnings.filters) if keep_errors else []
+    warnings.resetwarnings()
+    warnings.simplefilter("always")  # what no filter of the program takes
+    for action, message, category, module, lineno in reversed(program):
+        pattern, where = getattr(message, "pattern", ""), getattr(module, "pattern", "")
+        mode = "error" if action == "error" else "always"
+        warnings.filterwarnings(mode, pattern, category, where, lineno)  # type: ignore[arg-type]
+
+
 def reemit(caught: list[warnings.WarningMessage]) -> None:
     """Report recorded warnings again, under the program's own filters."""
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def _shadow(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[Any, list[warnings.WarningMessage], Exception | None]:
+    """`fn(*args, **kwargs)` with its warnings recorded, never shown, and its exception
+    kept: (value, warnings, exception)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return fn(*args, **kwargs), list(caught or ()), None
+        except Exception as exc:
+            return None, list(caught or ()), exc
+
+
+class StoreShadow:
+    """A store statement's Python run on a copy of its target (`shadow_store`)."""
+
+    __slots__ = ("caught", "error", "target", "value")
+
+    def __init__(self, target: Any, run: tuple[Any, list[Any], Exception | None]) -> None:
+        self.target = target
+        self.value, self.caught, self.error = run
+
+
+def shadow_store(
+    site: Any, fallback: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> StoreShadow | None:
+    """Before store site `site` runs on `args` (``obj, key, *leaves``): its Python on
+    the copy of ``obj`` the site makes, or None where it makes none."""
+    copy = getattr(site, "shadow_target", None)
+    target = copy(args[0]) if args and callable(copy) else None
+    if target is None:
+        return None
+    return StoreShadow(target, _shadow(fallback, (target, *args[1:]), kwargs))
+
+
+def check_store(
+    site_id: str,
+    shadow: StoreShadow | None,
+    args: tuple[Any, ...],
+    result: Any,
+    caught: list[warnings.WarningMessage],
+) -> None:
+    """After a fast store call: its value and its target against the shadow's."""
+    if shadow is None:
+        return
+    problem = _judge(result, caught, shadow.value, shadow.caught, shadow.error)
+    if problem is None:
+        problem = compare(args[0], shadow.target)
+        problem = f"the target: {problem}" if problem else None
+    _verdict(site_id, problem)
 
 
 def _flags(caught: list[warnings.WarningMessage]) -> list[str]:
@@ -69,16 +145,27 @@ def check(
 ) -> None:
     """Run the Python path beside a fast call's `result` and raise VerifyError on any
     difference; count the call as verified otherwise."""
-    try:
-        expected, python_caught = recorded(fallback, args, kwargs)
-    except Exception as exc:
-        problem: str | None = f"the fast path answered, Python raised {exc!r}"
-    else:
-        problem = compare(result, expected)
-        if problem is None and _flags(caught) != _flags(python_caught):
-            problem = (
-                f"floating-point warnings {_flags(caught)} != Python's {_flags(python_caught)}"
-            )
+    _verdict(site_id, _judge(result, caught, *_shadow(fallback, args, kwargs)))
+
+
+def _judge(
+    result: Any,
+    caught: list[warnings.WarningMessage],
+    expected: Any,
+    python_caught: list[warnings.WarningMessage],
+    error: Exception | None,
+) -> str | None:
+    """What differs between a fast call and Python's run of it (None: nothing)."""
+    if error is not None:
+        return f"the fast path answered, Python raised {error!r}"
+    problem = compare(result, expected)
+    if problem is None and _flags(caught) != _flags(python_caught):
+        problem = f"floating-point warnings {_flags(caught)} != Python's {_flags(python_caught)}"
+    return problem
+
+
+def _verdict(site_id: str, problem: str | None) -> None:
+    """VerifyError naming the site for a `problem`; else the call counts as verified."""
     if problem:
         from ppy_core.diagnostics import VerifyError
 
@@ -168,4 +255,13 @@ def _same_float(a: float, b: float) -> bool:
     return struct.pack("<d", a) == struct.pack("<d", b)
 
 
-__all__ = ["VERIFIED", "check", "compare", "recorded", "reemit"]
+__all__ = [
+    "VERIFIED",
+    "StoreShadow",
+    "check",
+    "check_store",
+    "compare",
+    "recorded",
+    "reemit",
+    "shadow_store",
+]

@@ -16,11 +16,19 @@ NumPy runs it:
 * a mix of float32 and float64 arrays (NumPy promotes to float64), an operand that
   may be either (unannotated), int arrays under `/`, `**` or with a float (float64
   results), bool arrays (`+` of bools is `or`): None, NumPy runs them.
+
+And what a dtype named as a value means: `np.float32` is typed `type[numpy.float32]`,
+`np.dtype(...)` and `a.dtype` `numpy.dtype[float32]`, so `a.astype(np.float32)`,
+`np.zeros(n, dtype="float32")` and `np.float32(1.5)` are typed by the dtype they name.
+These types are hints like every other: a site's guard checks each operand's dtype.
 """
 
 from __future__ import annotations
 
-from ppy_core.ir.types import F32, F64, I1, ScalarType, TensorType, Type
+from typing import Any, Final
+
+from ppy_core.interface.plugin import NOT_CONSTANT, CallContext
+from ppy_core.ir.types import F32, F64, I1, UNKNOWN, OpaqueType, ScalarType, TensorType, Type
 from ppy_numpy import tables as T
 
 #: element kinds of the arrays a kernel takes, and what a weak Python number becomes
@@ -88,4 +96,111 @@ def is_float_array(t: Type) -> bool:
     return isinstance(t, TensorType) and t.library == T.LIBRARY and t.element.kind in FLOAT_KINDS
 
 
-__all__ = ["FLOAT_KINDS", "elementwise_result", "is_float_array", "logical_result"]
+def dtype_class(element: ScalarType) -> OpaqueType:
+    """The type of a dtype class as a value (`np.float32`): `type[numpy.float32]`."""
+    return OpaqueType(f"type[numpy.{T.DTYPE_NAMES[element.kind]}]")
+
+
+def dtype_object(element: ScalarType) -> OpaqueType:
+    """The type of a dtype object (`np.dtype("f4")`, `a.dtype`): `numpy.dtype[float32]`."""
+    return OpaqueType(f"numpy.dtype[{T.DTYPE_NAMES[element.kind]}]")
+
+
+_ELEMENTS: Final = frozenset(T.DTYPES.values())
+_CLASSES: Final[dict[Type, ScalarType]] = {dtype_class(e): e for e in _ELEMENTS}
+_DENOTED: Final[dict[Type, ScalarType]] = {
+    **_CLASSES,
+    **{dtype_object(e): e for e in _ELEMENTS},
+}
+
+
+def denoted(t: Type, value: Any = NOT_CONSTANT) -> ScalarType | None:
+    """The element type a dtype argument names: a dtype class or object (by its type),
+    or a string literal NumPy reads one way on every platform ("float32", "f4")."""
+    if isinstance(value, str):
+        return T.DTYPE_STRINGS.get(value)
+    return _DENOTED.get(t)
+
+
+def dtype_call(ctx: CallContext) -> Type | None:
+    """`np.float32(x)` (and a dtype class called through a name), `np.dtype(x)` and
+    `a.astype(x)`: the type of what they make, or None (not one of them, or the dtype
+    or the argument not known)."""
+    callee, args, constants, receiver = ctx.callee, ctx.args, ctx.constants, ctx.receiver
+    if callee.endswith(".__call__") and receiver is not None and receiver in _CLASSES:
+        return _scalar(_CLASSES[receiver], args[1:], constants[1:], ctx)  # `t = np.float32; t(1)`
+    if callee in T.DTYPES and callee.startswith("numpy."):
+        return _scalar(T.DTYPES[callee], args, constants, ctx)
+    if callee == "numpy.dtype" and len(args) == 1 and not ctx.kwargs:
+        element = denoted(args[0], constants[0] if constants else NOT_CONSTANT)
+        return dtype_object(element) if element is not None else None
+    if callee == "numpy.ndarray.astype" and isinstance(ctx.receiver, TensorType):
+        given = _argument(ctx, 1, "dtype")
+        element = denoted(*given) if given is not None else None
+        return None if element is None else TensorType(element, ctx.receiver.shape, T.LIBRARY)
+    return None
+
+
+def created(ctx: CallContext, position: int) -> Type:
+    """An array creation's type (`np.zeros`, `np.asarray`, `np.zeros_like`...): of the
+    dtype it is given (by keyword, or at `position`, its place among the parameters);
+    without one a `_like` call or a conversion of an array keeps the array's dtype and
+    any other is assumed float64 (NumPy's default; the guard checks). A dtype that is
+    given but not known (a variable, a builtins class) types nothing."""
+    given = _argument(ctx, position, "dtype")
+    if given is not None:
+        element = denoted(*given)
+        return TensorType(element, None, T.LIBRARY) if element is not None else UNKNOWN
+    source = ctx.args[0] if ctx.args else None
+    if isinstance(source, TensorType) and source.library == T.LIBRARY:
+        if ctx.callee.endswith("_like"):
+            return TensorType(source.element, source.shape, T.LIBRARY)
+        if ctx.callee in T.CONVERSIONS:
+            return TensorType(source.element, None, T.LIBRARY)
+    return T.ARRAY
+
+
+def _argument(ctx: CallContext, position: int, keyword: str) -> tuple[Type, Any] | None:
+    """(type, literal value) of the argument given by `keyword` or at `position` (0: by
+    keyword only), or None: not given, or given as a literal None (NumPy's default)."""
+    if keyword in ctx.kwargs:
+        found = (ctx.kwargs[keyword], ctx.kw_constants.get(keyword, NOT_CONSTANT))
+    elif 0 < position < len(ctx.args):
+        value = ctx.constants[position] if position < len(ctx.constants) else NOT_CONSTANT
+        found = (ctx.args[position], value)
+    else:
+        return None
+    return None if found[1] is None else found
+
+
+def _scalar(
+    element: ScalarType, args: tuple[Type, ...], constants: tuple[Any, ...], ctx: CallContext
+) -> Type | None:
+    """`np.float32(x)`: a scalar of `element` from a number or a string (or nothing: 0);
+    an array of `element` from an array of known, non-zero rank (a 0-d one gives a
+    scalar, an unknown rank may be either)."""
+    if ctx.kwargs or len(args) > 1:
+        return None
+    if not args:
+        return element
+    arg, value = args[0], constants[0] if constants else NOT_CONSTANT
+    if isinstance(arg, ScalarType) and arg.kind in ("f64", "f32", "i64", "i32", "i1"):
+        return element
+    if isinstance(value, str | int | float):
+        return element
+    if isinstance(arg, TensorType) and arg.shape:
+        return TensorType(element, arg.shape, T.LIBRARY)
+    return None
+
+
+__all__ = [
+    "FLOAT_KINDS",
+    "created",
+    "denoted",
+    "dtype_call",
+    "dtype_class",
+    "dtype_object",
+    "elementwise_result",
+    "is_float_array",
+    "logical_result",
+]

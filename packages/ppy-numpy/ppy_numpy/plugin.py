@@ -25,9 +25,11 @@ from ppy_core.interface.plugin import (
 )
 from ppy_core.interface.specs import DialectOperationSpec, IntrinsicSpec
 from ppy_core.ir.types import (
+    F32,
     F64,
     I1,
     I64,
+    NONE,
     UNKNOWN,
     OpaqueType,
     ScalarType,
@@ -44,10 +46,10 @@ class NumpyPlugin(Plugin):
 
     name: ClassVar[str] = "numpy"
     modules: ClassVar[tuple[str, ...]] = ("numpy",)
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
 
     def fingerprint(self) -> str:
-        """`v1:numpy=VERSION:simd=BASELINE+DISPATCHED:blas=NAME/VERSION`; the SIMD part
+        """`v2:numpy=VERSION:simd=BASELINE+DISPATCHED:blas=NAME/VERSION`; the SIMD part
         lists the baseline and the dispatch targets enabled on this CPU, since which
         loops NumPy runs (and so its last bits) depends on them."""
         build = probe()
@@ -71,7 +73,12 @@ class NumpyPlugin(Plugin):
 
     # -- typing -----------------------------------------------------------------------
     def external_types(self) -> Mapping[str, Type]:
-        return {"numpy.ndarray": T.ARRAY, "numpy.float64": F64, T.GENERATOR: _GENERATOR}
+        return {
+            "numpy.ndarray": T.ARRAY,
+            "numpy.float64": F64,
+            "numpy.float32": F32,
+            T.GENERATOR: _GENERATOR,
+        }
 
     def speculative_array(self) -> Type | None:
         """Unannotated leaves may be float64 arrays: the dispatcher's guard checks each
@@ -88,9 +95,12 @@ class NumpyPlugin(Plugin):
         return None
 
     def attribute_type(self, ctx: AttributeContext) -> Type | None:
-        if ctx.owner and f"{ctx.owner}.{ctx.name}" in T.FLOAT_CONSTANTS:
+        qualname = f"{ctx.owner}.{ctx.name}"
+        if ctx.owner and qualname in T.FLOAT_CONSTANTS:
             return F64
-        return None
+        if ctx.owner == "numpy" and qualname in T.DTYPES:  # `np.float32` as a value
+            return dtypes.dtype_class(T.DTYPES[qualname])
+        return NONE if qualname == "numpy.newaxis" else None
 
     def instance_attribute(self, ctx: AttributeContext) -> Type | None:
         t = ctx.owner_type
@@ -100,6 +110,8 @@ class NumpyPlugin(Plugin):
             return I64
         if ctx.name == "T":
             return t
+        if ctx.name == "dtype":
+            return dtypes.dtype_object(t.element)  # type: ignore[union-attr]
         if surface.missing_attribute(ctx.name):
             ctx.report(
                 Diagnostic(
@@ -117,8 +129,10 @@ class NumpyPlugin(Plugin):
         if _writes(ctx):  # `np.add(a, b, out=c)`, `np.copyto(a, b)`: an array is written
             return CallAnswer(UNKNOWN, effects=frozenset({"ReadMemory", "WriteMemory"}))
         if ctx.callee in T.CREATION or ctx.callee in T.JOINS:
-            dtype = ctx.kw_constants.get("dtype", NOT_CONSTANT)
-            return CallAnswer(T.ARRAY if dtype is NOT_CONSTANT else UNKNOWN)
+            return CallAnswer(dtypes.created(ctx, T.DTYPE_POSITIONS.get(ctx.callee, 0)))
+        typed = dtypes.dtype_call(ctx) or surface.indexed(ctx)
+        if typed is not None:  # `np.float32(x)`, `a.astype(t)`, the checker's `a[i]`
+            return CallAnswer(typed)
         if ctx.callee == "numpy.random.default_rng":
             return CallAnswer(_GENERATOR)
         if ctx.callee.startswith(T.GENERATOR + "."):
@@ -163,6 +177,8 @@ class NumpyPlugin(Plugin):
 
     # -- convergence ---------------------------------------------------------------
     def operator(self, ctx: OperatorContext) -> Converge | Type | None:
+        if ctx.in_place:
+            return self._in_place(ctx)
         operands = _with_constants(ctx.operands, ctx.constants)
         if not any(_is_array(t) for t in operands):
             return _python_arithmetic(ctx.op, operands)
@@ -188,6 +204,18 @@ class NumpyPlugin(Plugin):
         if ctx.op == "Pow":
             return _power(ctx, result)
         return None
+
+    def _in_place(self, ctx: OperatorContext) -> Converge | Type | None:
+        """`t OP= v`: on an ndarray `t`, NumPy's in-place ufunc leaves `t` itself (its
+        dtype, its shape) or raises (`same_kind` casting), whatever `v`'s dtype, where `v`
+        is an ndarray or a number (an unknown object may take the operation over:
+        `__array_ufunc__ = None`); on anything else (a scalar `t`) it is `t = t OP v`."""
+        operands = _with_constants(ctx.operands, ctx.constants)
+        if _is_array(operands[0]) and all(
+            _is_array(t) or isinstance(t, ScalarType) for t in operands
+        ):
+            return operands[0]
+        return self.operator(dataclasses.replace(ctx, in_place=False))
 
     def tensor_operation(self, ctx: CallContext) -> Converge | None:
         callee, args = ctx.callee, _with_constants(ctx.args, ctx.constants)

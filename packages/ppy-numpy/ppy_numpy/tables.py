@@ -8,6 +8,7 @@ from ppy_core.ir.dialects.tensor import UNARY_FUNCTIONS as TENSOR_UNARY
 from ppy_core.ir.types import F32, F64, I1, I64, ScalarType, TensorType
 
 LIBRARY: Final = "numpy"
+I32: Final = ScalarType("i32")
 ARRAY: Final = TensorType(F64, None, LIBRARY)
 
 DTYPES: Final[dict[str, ScalarType]] = {
@@ -17,9 +18,34 @@ DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.float32": F32,
     "numpy.single": F32,
     "numpy.int64": I64,
-    "numpy.int32": ScalarType("i32"),
+    "numpy.int32": I32,
     "numpy.bool_": I1,
     "numpy.bool": I1,
+}
+#: NumPy's names of those element types: how `np.dtype(...)`, `astype(...)` and `dtype=`
+#: take them as strings (only names of one meaning on every platform: not "int", "l")
+DTYPE_STRINGS: Final[dict[str, ScalarType]] = {
+    "float64": F64,
+    "f8": F64,
+    "float": F64,
+    "double": F64,
+    "float32": F32,
+    "f4": F32,
+    "single": F32,
+    "int64": I64,
+    "i8": I64,
+    "int32": I32,
+    "i4": I32,
+    "bool": I1,
+    "?": I1,
+}
+#: element kind -> NumPy's name of it (the text of the types below)
+DTYPE_NAMES: Final = {
+    "f64": "float64",
+    "f32": "float32",
+    "i64": "int64",
+    "i32": "int32",
+    "i1": "bool",
 }
 
 BINARY_OPERATORS: Final = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div"}
@@ -119,6 +145,20 @@ CREATION: Final = (
     "numpy.random.uniform",
     "numpy.random.normal",
 )
+#: creations converting their first argument: of an array, an array of its dtype
+CONVERSIONS: Final = ("numpy.array", "numpy.asarray", "numpy.ascontiguousarray")
+#: where a creation takes its dtype positionally (the others: by keyword only)
+DTYPE_POSITIONS: Final = {
+    "numpy.zeros": 1,
+    "numpy.ones": 1,
+    "numpy.empty": 1,
+    "numpy.full": 2,
+    "numpy.zeros_like": 1,
+    "numpy.ones_like": 1,
+    "numpy.empty_like": 1,
+    "numpy.full_like": 2,
+    **dict.fromkeys(CONVERSIONS, 1),
+}
 #: calls joining arrays: NumPy runs them and their result is a leaf of a site (a
 #: float64 array for float64 inputs; the guard checks the dtype of each result)
 JOINS: Final = (

@@ -260,6 +260,35 @@ def run_both(
     return outcome_difference(got, want), counts, want
 
 
+#: a store test's world: fresh arrays (every one compared after the call) and the args
+World = Callable[[], tuple[list[np.ndarray], tuple[Any, ...]]]
+
+
+def direct_writes(pair: Pair, function: str) -> int:
+    """Store calls of `function`'s sites written straight into their targets."""
+    stats = ppy.stats()
+    return sum(int(stats.get(sid, {}).get("direct", 0)) for sid in pair.site_ids(function))
+
+
+def run_world(pair: Pair, function: str, world: World, **err: str) -> tuple[dict[str, Any], int]:
+    """Call store `function` on one fresh world and NumPy on another; assert every
+    array of the world, the value, exception and warnings are NumPy's. The counters'
+    increase and the direct writes."""
+    arrays_fast, args_fast = world()
+    arrays_plain, args_plain = world()
+    direct0 = direct_writes(pair, function)
+    with counting(pair, function) as c:
+        got = call(getattr(pair.fast, function), args_fast, **err)
+    want = call(getattr(pair.plain, function), args_plain, **err)
+    assert got.error == want.error, (got.error, want.error)
+    assert sorted(got.warnings, key=repr) == sorted(want.warnings, key=repr)
+    for i, (g, w) in enumerate(zip(arrays_fast, arrays_plain, strict=True)):
+        assert difference(g, w) is None, (i, difference(g, w))
+    if want.error is None and want.value is not None:
+        assert difference(got.value, want.value) is None
+    return c, direct_writes(pair, function) - direct0
+
+
 def with_reasons(counts: Mapping[str, Any]) -> str:
     """Readable counters for an assertion message."""
     return f"fast +{counts.get('fast')}, fallback {counts.get('fallback')}"

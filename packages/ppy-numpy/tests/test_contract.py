@@ -13,7 +13,7 @@ DIST = testing.Distribution.of(__file__)
 class TestContract(testing.ContractSuite):
     dist = DIST
     # (group, entry point name, fingerprint pattern)
-    entries = (("plugins", "numpy", r"v1:numpy=\d+\.\d+\.\d+\S*:simd=[\w,]*\+[\w,]*:blas=\S+/\S+"),)
+    entries = (("plugins", "numpy", r"v2:numpy=\d+\.\d+\.\d+\S*:simd=[\w,]*\+[\w,]*:blas=\S+/\S+"),)
     # importing the package and creating its plugins/backends must import none of these
     libraries = ("numpy",)
     blocked = ("numpy",)

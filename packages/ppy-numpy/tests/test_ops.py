@@ -289,20 +289,23 @@ def test_elementwise_results_keep_shape_and_order(ops: Pair) -> None:
 def test_streaming_stores_keep_every_bit(ops: Pair) -> None:
     """Large outputs are written with streaming stores (an aligned middle between two
     overlapping vector stores, then NumPy's scalar tail): NaN signs and payloads of
-    both operands, at lengths around the streaming threshold and thread split."""
-    from ppy_llvm._kernels import NT_MIN
+    both operands, at lengths around the streaming thresholds (by the kernel's arrays:
+    2 to 4 with the output) and thread split."""
+    from ppy_llvm._kernel_map import nt_min
     from ppy_numpy._runtime import num_threads, set_num_threads
 
     rng = np.random.default_rng(10)
     nans = np.array([np.nan, -np.nan, 1.0, -0.0, np.inf])
     before = num_threads()
+    t2, t3, t4 = nt_min(2), nt_min(3), nt_min(4)
     try:
         for threads, n in (
-            (1, NT_MIN),
-            (1, NT_MIN + 7),
-            (1, NT_MIN + 9),
-            (2, 2 * NT_MIN + 3),
-            (2, 3 * NT_MIN + 13),
+            (1, t4),
+            (1, t4 + 7),
+            (1, t3 + 9),
+            (1, t2 + 9),
+            (2, 2 * t2 + 3),
+            (2, 3 * t4 + 13),
         ):
             set_num_threads(threads)
             a, b, c = (nans[rng.integers(0, len(nans), n)] for _ in range(3))

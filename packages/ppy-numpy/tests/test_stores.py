@@ -11,16 +11,13 @@ operand's memory overlaps it), or the counted reason says why NumPy answered.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from _npharness import Pair, call, compile_pair, counting, difference, random_array, with_reasons
+from _npharness import Pair, compile_pair, difference, random_array, run_world, with_reasons
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ppy
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -67,37 +64,6 @@ def pair(project: Any) -> Pair:
     return compile_pair(project, "stores", SOURCE)
 
 
-def _stats(pair: Pair, function: str) -> tuple[int, int]:
-    """(fast calls, direct writes) of `function`'s sites, summed."""
-    stats = ppy.stats()
-    rows = [stats.get(sid, {}) for sid in pair.site_ids(function)]
-    return sum(int(d.get("fast", 0)) for d in rows), sum(int(d.get("direct", 0)) for d in rows)
-
-
-def _run(
-    pair: Pair,
-    function: str,
-    world: Callable[[], tuple[list[np.ndarray], tuple[Any, ...]]],
-    **err: str,
-) -> tuple[dict[str, Any], int]:
-    """Call `function` on one fresh world and NumPy on another; assert every array of
-    the world, the value, exception and warnings are NumPy's. The counters' increase
-    and the direct writes."""
-    arrays_fast, args_fast = world()
-    arrays_plain, args_plain = world()
-    direct0 = _stats(pair, function)[1]
-    with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), args_fast, **err)
-    want = call(getattr(pair.plain, function), args_plain, **err)
-    assert got.error == want.error, (got.error, want.error)
-    assert sorted(got.warnings, key=repr) == sorted(want.warnings, key=repr)
-    for i, (g, w) in enumerate(zip(arrays_fast, arrays_plain, strict=True)):
-        assert difference(g, w) is None, (i, difference(g, w))
-    if want.error is None and want.value is not None:
-        assert difference(got.value, want.value) is None
-    return c, _stats(pair, function)[1] - direct0
-
-
 def test_sites_are_stores(pair: Pair) -> None:
     forms = {r["function"]: r.get("store") for r in pair.manifest["expr_sites"]}
     assert forms == {
@@ -121,7 +87,7 @@ def test_stencil_writes_the_interior_directly(pair: Pair) -> None:
             A, B = random_array(r, shape, 0.0), random_array(r, shape, 0.0)
             return [A, B], (B, A)
 
-        c, direct = _run(pair, "interior", world)
+        c, direct = run_world(pair, "interior", world)
         assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
         assert direct == 1
 
@@ -134,7 +100,7 @@ def test_in_place_stencil_goes_through_a_temporary(pair: Pair) -> None:
         A = random_array(np.random.default_rng(2), (20, 31), 0.0)
         return [A], (A, A)
 
-    c, direct = _run(pair, "interior", world)
+    c, direct = run_world(pair, "interior", world)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
     assert direct == 0
 
@@ -142,7 +108,7 @@ def test_in_place_stencil_goes_through_a_temporary(pair: Pair) -> None:
         u = random_array(np.random.default_rng(3), (1000,), 0.0)
         return [u], (u,)
 
-    c, direct = _run(pair, "shift", shifted)
+    c, direct = run_world(pair, "shift", shifted)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
     assert direct == 0
 
@@ -155,7 +121,7 @@ def test_augmented_stores(pair: Pair) -> None:
         a, b, c = a0.copy(), b0.copy(), c0.copy()
         return [a, b, c], (a, b[0], c)  # b broadcast
 
-    c, direct = _run(pair, "iadd", world)
+    c, direct = run_world(pair, "iadd", world)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
     assert direct == 0
     for i in (0, 3, -1, -7):
@@ -164,14 +130,14 @@ def test_augmented_stores(pair: Pair) -> None:
             A, v = a0.copy(), b0.copy()
             return [A, v], (A, i, v[2], v[:, ::-1][5])
 
-        c, _ = _run(pair, "isub_row", rows)
+        c, _ = run_world(pair, "isub_row", rows)
         assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
 
     def part() -> tuple[list[np.ndarray], tuple[Any, ...]]:
         a, b = a0[0].copy(), b0[1].copy()
         return [a, b], (a, b, 10, -20)
 
-    c, _ = _run(pair, "idiv_slice", part)
+    c, _ = run_world(pair, "idiv_slice", part)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
 
 
@@ -197,7 +163,7 @@ def test_targets_numpy_keeps(pair: Pair, name: str, make: Any, reason: str) -> N
         arrays = [target] if isinstance(target, np.ndarray) else []
         return arrays, (target, b, c)
 
-    got, _ = _run(pair, "iadd", world)
+    got, _ = run_world(pair, "iadd", world)
     assert got == {"fast": 0, "fallback": {reason: 1}}, with_reasons(got)
 
 
@@ -232,7 +198,7 @@ def test_keys(pair: Pair, key: Any, reason: str | None) -> None:
         t = t0.copy()
         return [t], (t, key, a, b)  # one element: broadcast into any view
 
-    c, _ = _run(pair, "keyed", world)
+    c, _ = run_world(pair, "keyed", world)
     want = {"fast": 1, "fallback": {}} if reason is None else {"fast": 0, "fallback": {reason: 1}}
     assert c == want, with_reasons(c)
 
@@ -245,7 +211,7 @@ def test_broadcast_that_numpy_refuses(pair: Pair) -> None:
         t = np.zeros((3, 4))
         return [t], (t, random_array(rng, (2, 3, 4), 0.0), 1.0, 2.0)
 
-    c, _ = _run(pair, "assign", world)
+    c, _ = run_world(pair, "assign", world)
     assert c == {"fast": 0, "fallback": {"guard: shape": 1}}, with_reasons(c)
 
 
@@ -259,7 +225,7 @@ def test_no_write_when_numpy_raises(pair: Pair) -> None:
         t = np.arange(64.0)
         return [t], (t, big, big, np.zeros(64))
 
-    c, direct = _run(pair, "assign", world, all="raise")
+    c, direct = run_world(pair, "assign", world, all="raise")
     assert c == {"fast": 0, "fallback": {"fp-flags": 1}}, with_reasons(c)
     assert direct == 0
     for action in ("error", "always"):
@@ -286,7 +252,7 @@ def test_threads_and_loops_kernels(pair: Pair) -> None:
         t = np.empty((600, 700))
         return [t], (t, a)
 
-    c, direct = _run(pair, "waves", world)
+    c, direct = run_world(pair, "waves", world)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
     assert direct == 1
 
@@ -294,7 +260,7 @@ def test_threads_and_loops_kernels(pair: Pair) -> None:
         t = np.zeros((600, 1400))
         return [t], (t[:, ::2], a)
 
-    c, direct = _run(pair, "waves", strided_target)
+    c, direct = run_world(pair, "waves", strided_target)
     assert c == {"fast": 1, "fallback": {}}, with_reasons(c)
     assert direct == 1
 
@@ -354,7 +320,7 @@ def test_random_stores_against_numpy(pair: Pair, world_spec: Any) -> None:
                 operands.append(op)
         return arrays, (t, *operands)
 
-    c, direct = _run(pair, "assign", world)
+    c, direct = run_world(pair, "assign", world)
     assert c["fast"] + sum(c["fallback"].values()) == 1
     _, args = world()
     overlap = any(np.may_share_memory(args[0], op) for op in args[1:])  # bounds, as the site
@@ -414,7 +380,7 @@ def test_time_step_loop_one_dispatch_per_statement(loops: Pair) -> None:
         A, B = random_array(r, (40, 50), 0.0), np.zeros((40, 50))
         return [A, B], (A, B, steps)
 
-    c, direct = _run(loops, "heat", world)
+    c, direct = run_world(loops, "heat", world)
     assert c == {"fast": 2 * steps, "fallback": {}}, with_reasons(c)
     assert direct == 2 * steps
 
@@ -434,5 +400,5 @@ def test_rebinding_keeps_the_type(loops: Pair) -> None:
         u = u0.copy()
         return [u, f], (u, f, 5)
 
-    c, _ = _run(loops, "relax", world)
+    c, _ = run_world(loops, "relax", world)
     assert c == {"fast": 15, "fallback": {}}, with_reasons(c)

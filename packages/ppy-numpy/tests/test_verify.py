@@ -8,10 +8,12 @@ a wrong kernel is caught and named.
 
 from __future__ import annotations
 
+import operator
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,14 +74,76 @@ assert fast > 50, ppy.stats()
 """
 
 
-def test_module_in_shadow_mode_subprocess(project: Path, tmp_path: Path) -> None:
-    source = project / "verify_module.py"
-    source.write_text(MODULE, encoding="utf-8")
-    driver = tmp_path / "drive.py"
-    driver.write_text(DRIVER, encoding="utf-8")
+STORES = """\
+import numpy as np
+import numpy.typing as npt
+
+
+def interior(B, A):
+    B[1:-1, 1:-1] = 0.25 * (A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+
+
+def shift(u):
+    u[1:-1] = 0.5 * (u[2:] + u[:-2]) - u[1:-1] * 0.25
+
+
+def scale_row(A, i, v, w):
+    A[i, :] -= v * w + 1.0
+
+
+def f32_iadd(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]):
+    a += b * 2.5 - 1.0
+
+
+def i64_assign(t: npt.NDArray[np.int64], a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]):
+    t[...] = a * 3 + b
+"""
+
+STORES_DRIVER = """\
+import sys
+import numpy as np
+import ppy
+
+mod = ppy.load(sys.argv[1], "verified_stores")
+rng = np.random.default_rng(1)
+with np.errstate(all="ignore"):
+    for n in (3, 4, 17, 130):
+        A = rng.standard_normal((n, n))
+        A[rng.random((n, n)) < 0.2] = rng.choice([-0.0, 5e-324, 1e300])  # a NaN: NumPy's
+        mod.interior(np.zeros((n, n)), A)
+        mod.interior(A, A)  # in place: the right side first
+        u = rng.standard_normal(n * 7)
+        mod.shift(u)
+        mod.scale_row(A, 1, A[2], A[0, ::-1])
+        a32, b32 = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+        mod.f32_iadd(a32, b32)
+        base = rng.integers(-(2**63), 2**63 - 1, n * 3, endpoint=True)
+        mod.i64_assign(base[1:], base[:-1], base[:-1])  # overlapping views
+stats = ppy.stats()
+fast = sum(s["fast"] for s in stats.values())
+verified = sum(s.get("verified", 0) for s in stats.values())
+print("store calls verified:", verified)
+assert fast >= 24 and verified == fast, stats
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "driver", "said"),
+    [(MODULE, DRIVER, "fast calls verified:"), (STORES, STORES_DRIVER, "store calls verified:")],
+    ids=["expressions", "stores"],
+)
+def test_module_in_shadow_mode_subprocess(
+    project: Path, tmp_path: Path, module: str, driver: str, said: str
+) -> None:
+    """A module's every fast call, stores too (their Python on a copy of the target,
+    the right side read first), checked against Python in a `PPY_VERIFY=1` process."""
+    source = project / f"verify_{tmp_path.name}.py"
+    source.write_text(module, encoding="utf-8")
+    drive = tmp_path / "drive.py"
+    drive.write_text(driver, encoding="utf-8")
     env = {**os.environ, "PPY_VERIFY": "1"}
     done = subprocess.run(
-        [sys.executable, str(driver), str(source)],
+        [sys.executable, str(drive), str(source)],
         capture_output=True,
         text=True,
         env=env,
@@ -88,7 +152,7 @@ def test_module_in_shadow_mode_subprocess(project: Path, tmp_path: Path) -> None
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "fast calls verified:" in done.stdout
+    assert said in done.stdout
 
 
 def test_a_wrong_kernel_is_caught_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,6 +177,52 @@ def test_a_wrong_kernel_is_caught_and_named(monkeypatch: pytest.MonkeyPatch) -> 
     # NaN results compare NaN-aware; the same kernel behind a + b passes
     fine = dispatch.wrap("right:1", site, np.add)
     assert np.isnan(fine(np.full(4, np.nan), ones)).all()
+
+
+def _add_kernel() -> tuple[int, Any, Any]:
+    """A compiled `x + y` kernel: its address, what keeps it loaded, its signature."""
+    from ppy_core.runtime.abi import kernel_address
+    from ppy_llvm import KernelBuilder, compile_specs
+
+    b = KernelBuilder()
+    x, y = b.leaf(), b.leaf()
+    kernel = compile_specs([b.build(b.op("add", x, y))], "verify_test")[0]
+    address, keep = kernel_address(kernel)  # type: ignore[misc]
+    return address, keep, kernel.signature
+
+
+def test_a_wrong_store_is_caught_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store site writing a + b whose statement is `t[k] = a - b`: the target differs
+    from the copy Python wrote, and the site is named. The same kernel behind
+    `t[k] = a + b` passes, an overlapping right side included (read before the write)."""
+    import ppy
+    from ppy_core.runtime import dispatch
+    from ppy_numpy._runtime import make_site
+
+    address, keep, sig = _add_kernel()
+    monkeypatch.setenv("PPY_VERIFY", "1")
+
+    def python(plus: bool) -> Any:
+        def statement(t: Any, k: Any, a: Any, b: Any) -> None:
+            operator.setitem(t, k, a + b if plus else a - b)
+
+        return statement
+
+    for plus in (False, True):
+        name = f"store:{int(plus)}"
+        site = make_site(
+            address, sig.kind, sig.leaves, sig.loops, python(plus), name, keep, store="="
+        )
+        dispatch.register(name, site)
+        checked = dispatch.wrap(name, site, python(plus))
+        base = np.arange(9.0)
+        if not plus:
+            with pytest.raises(ppy.VerifyError, match=r"store:0.*the target"):
+                checked(base, slice(1, None), base[:-1], np.ones(8))
+            continue
+        checked(base, slice(1, None), base[:-1], base[:-1])
+        assert base.tolist() == [0.0, *(2.0 * np.arange(8.0)).tolist()]
+        assert ppy.stats()[name]["verified"] == 1
 
 
 def test_this_session_honours_ppy_verify(project: Path) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ppy_core.project.config import Config
 
 SKIPPED_DIRS = frozenset({".venv", "venv", "build", "dist", "node_modules", "__pycache__"})
-FORMAT = 2  # of a cached entry; bump when findings change shape or the checker's rules do
+FORMAT = 3  # of a cached entry; bump when findings change shape or the checker's rules do
 
 
 @dataclass(slots=True)
@@ -211,6 +211,9 @@ def _check(key: object) -> list[Diagnostic]:
             once = single_assignments(tree)
             module_globals = {n: t for n, t in typer.env.items() if n in once}
     ignored = _ignored_lines(key.source)  # type: ignore[attr-defined]
+    # an Unknown where a plugin reported an error (`a.shapee`, `m[0, 0, 0]`) is its echo
+    explained = {f.location for f in relayed if f.severity == "error" and f.location}
+    findings = [f for f in findings if f.code != "E1001" or f.location not in explained]
     return _unique([f for f in [*relayed, *findings] if not _on(f, path, ignored)])
 
 

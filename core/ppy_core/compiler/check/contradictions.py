@@ -25,8 +25,9 @@ _SCALARS = (F64, I64, I1)
 NOT_IMPLEMENTED = OpaqueType("types.NotImplementedType")
 
 
-def contradicts(found: Type, declared: Type) -> str | None:
-    """Why a value of type `found` cannot be of `declared` (None: it can, or unknown)."""
+def contradicts(found: Type, declared: Type, *, dtype: bool = True) -> str | None:
+    """Why a value of type `found` cannot be of `declared` (None: it can, or unknown);
+    `dtype`: whether the annotation states an array's element type (`hints.names_dtype`)."""
     found = found.base if isinstance(found, RangeType) else found
     declared = declared.base if isinstance(declared, RangeType) else declared
     if UNKNOWN in (found, declared) or ANY in (found, declared):
@@ -38,7 +39,7 @@ def contradicts(found: Type, declared: Type) -> str | None:
             return "not an array" if found not in (NONE,) else "None is not an array"
         if declared.library and found.library and declared.library != found.library:
             return f"a {found.library} array is not a {declared.library} array"
-        if found.element != declared.element and "?" not in (found.element.kind,):
+        if dtype and found.element != declared.element:
             return f"dtype {found.element.kind} is not {declared.element.kind}"
         if found.shape is not None and declared.shape is not None:
             if len(found.shape) != len(declared.shape):

@@ -88,4 +88,25 @@ def _subscripted(
     return generic(found, [annotation(i) for i in items])
 
 
-__all__ = ["OBJECT", "class_name", "read"]
+def names_dtype(node: ast.expr | None, qualname: Callable[[ast.expr], str | None]) -> bool:
+    """Whether an annotation states its array's element type: `npt.NDArray[np.float32]`
+    and `Annotated[..., ppy.DType("f32")]` do; a bare `np.ndarray` or `torch.Tensor`
+    admits any dtype (its plugin's type holds a default element, which the compiler
+    assumes and the guard checks), so no dtype contradicts it."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if not isinstance(node, ast.Subscript):
+        return False
+    if qualname(node.value) not in ("typing.Annotated", "typing_extensions.Annotated"):
+        return True
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return names_dtype(items[0], qualname) or any(
+        isinstance(i, ast.Call) and (qualname(i.func) or "").endswith("ppy.DType")
+        for i in items[1:]
+    )
+
+
+__all__ = ["OBJECT", "class_name", "names_dtype", "read"]

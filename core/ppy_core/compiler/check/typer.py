@@ -44,6 +44,14 @@ from ppy_core.ir.types import (
 )
 
 _BUILTINS = frozenset(dir(builtins))
+SLICE = OpaqueType("builtins.slice")
+#: literals' classes (`...` is the index item NumPy reads as "the other dimensions")
+_CONSTANTS: Mapping[type, Type] = {
+    str: STR,
+    bytes: BYTES,
+    type(None): NONE,
+    type(...): OpaqueType("types.EllipsisType"),
+}
 _CLASSES = frozenset(n for n in _BUILTINS if isinstance(getattr(builtins, n), type))
 _DUNDERS = {
     "Add": "add",
@@ -117,8 +125,10 @@ class CheckTyper(Typer, Scopes):
         return reader(node, conv) if reader is not None else UNKNOWN
 
     def _expr_Constant(self, node: ast.Constant, conv: Mapping[int, Converge]) -> Type:
-        value = node.value
-        return {str: STR, bytes: BYTES, type(None): NONE}.get(type(value), UNKNOWN)
+        return _CONSTANTS.get(type(node.value), UNKNOWN)
+
+    def _expr_Slice(self, node: ast.Slice, conv: Mapping[int, Converge]) -> Type:
+        return SLICE  # `a[1:n]`, `a[:, 0]`: an index item a plugin's `__getitem__` reads
 
     def _expr_JoinedStr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
         return STR
@@ -191,8 +201,6 @@ class CheckTyper(Typer, Scopes):
                 return value.elements[position]
             if isinstance(node.slice, ast.Slice):
                 return generic("builtins.tuple", [union(value.elements)])
-        if isinstance(node.slice, ast.Slice):
-            index = OpaqueType("builtins.slice")
         args = Args((index,), {}, (_constant(node.slice),))
         return self._method(node, value, "__getitem__", args)
 
@@ -246,21 +254,9 @@ class CheckTyper(Typer, Scopes):
         plugins as `Class.__call__` with the object as receiver, else from its stub."""
         if value == ANY or value is UNKNOWN:
             return value
-        owner = self._owner_class(value)
-        answer = self.oracle.call(
-            CallContext(
-                callee=f"{owner}.__call__",
-                args=(value, *args.positional),
-                kwargs=dict(args.keywords),
-                constants=(NOT_CONSTANT, *args.constants),
-                kw_constants=dict(args.kw_constants or {}),
-                receiver=value,
-                location=self.location(node),
-                report=self.oracle.report,
-            )
-        )
-        if answer is not None:
-            return answer.result
+        found = self._plugin_method(node, value, "__call__", args)
+        if found is not None:
+            return found
         if class_of(value) is not None and value != FUNCTION:
             return self._method(node, value, "__call__", args)
         self.reasons[id(node)] = f"what calling a {name(value)} returns is not known"
@@ -282,7 +278,7 @@ class CheckTyper(Typer, Scopes):
                 self.reasons[id(node)] = (
                     f"{name(part)} has no member `{attr}`"
                     if missing
-                    else f"`{attr}` of {name(part)} is not modelled"
+                    else _unmodelled(part, attr, args)
                     if class_of(part) is None
                     else f"no signature of {name(part)}.{attr} fits ({_shown(args)})"
                 )
@@ -402,6 +398,12 @@ def _shown(args: Args) -> str:
     shown = [name(a) for a in args.positional]
     shown += [f"{k}={name(v)}" for k, v in args.keywords.items()]
     return ", ".join(shown)
+
+
+def _unmodelled(part: Type, attr: str, args: Args) -> str:
+    if attr == "__getitem__":  # `a[i]`: the plugin did not say what it gives
+        return f"indexing a {name(part)} by {_shown(args)} is not modelled"
+    return f"`{attr}` of {name(part)} is not modelled"
 
 
 def _no_fit(callee: str, args: Args) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ppy_core.compiler.check import signatures
 from ppy_core.compiler.check.contradictions import contradicts
+from ppy_core.compiler.check.hints import names_dtype
 from ppy_core.compiler.check.statements import bound_names, expressions, instance, leaves
 from ppy_core.compiler.check.typer import CheckTyper, Fact, narrowing
 from ppy_core.compiler.check.types import (
@@ -130,7 +131,7 @@ class FunctionCheck:
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             declared = self.typer.annotation(stmt.annotation)
             if stmt.value is not None:
-                self._contradiction(stmt.value, declared, "assigned to", stmt.target.id, "E1009")
+                self._contradiction(stmt.value, declared, stmt.annotation, stmt.target.id, "E1009")
             self.typer.env[stmt.target.id] = (
                 declared
                 if declared is not UNKNOWN
@@ -183,7 +184,8 @@ class FunctionCheck:
                         "return a value of that type",
                     )
             else:
-                self._contradiction(stmt.value, self.returns, "returned from", "", "E1005")
+                annotation = getattr(self.node, "returns", None)  # (a module has none)
+                self._contradiction(stmt.value, self.returns, annotation, "", "E1005")
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """An import inside a function binds its names there, as at the top."""
@@ -326,13 +328,15 @@ class FunctionCheck:
         return refused
 
     def _contradiction(
-        self, value: ast.expr, declared: Type, verb: str, name: str, code: str
+        self, value: ast.expr, declared: Type, annotation: ast.expr | None, name: str, code: str
     ) -> None:
+        """`value` against what `annotation` declares: assigned to `name` (E1009), or
+        returned (E1005, no name)."""
         found = self._type(value)
-        why = contradicts(found, declared)
+        why = contradicts(found, declared, dtype=names_dtype(annotation, self.typer.qualname))
         if why is None:
             return
-        where = f"`{name}`" if name else "this function"
+        verb, where = ("assigned to", f"`{name}`") if name else ("returned from", "this function")
         self._find(
             value,
             code if "dtype" not in why and "shape" not in why else "E1007",

@@ -8,8 +8,12 @@ Here a name whose every binding is `name = value`, `name: T = value` or
 scopes; no for-target, with, del, walrus, import, global or nonlocal) gets the type
 `T` when typing each bound value under `name: T` gives `T` again: a fixed point, so
 `u = u * 0.5 + v` keeps `u: ndarray`. `T` is the parameter's annotation, else the
-first binding's type. The runtime guard still checks each leaf on every call: the
-type decides what converges, never an answer.
+first binding's type. `name OP= value` is typed as the in-place operator the plugins
+answer (`Typer.in_place`): an int64 ndarray `t` stays int64 under `t += a * b` with
+float64 operands, since NumPy updates `t` itself or raises (its statement then is no
+store site, and says why: `stores.unfused`), where `t = t + a * b` makes it float64.
+The runtime guard still checks each leaf on every call: the type decides what
+converges, never an answer.
 """
 
 from __future__ import annotations
@@ -17,10 +21,21 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from ppy_core.ir.types import UNKNOWN, Type
 
-Typing = Callable[[ast.expr], Type]
+
+class Binding(NamedTuple):
+    """One binding of a name: the value it binds, `name OP value` for `name OP= value`
+    (then `in_place`: the type is the in-place operator's, not the operator's)."""
+
+    value: ast.expr
+    in_place: bool = False
+
+
+#: the type of a binding's value, under the typer's environment at the time
+Typing = Callable[[Binding], Type]
 #: statements and patterns that bind the name they carry as a string
 _NAMED = (
     ast.FunctionDef,
@@ -32,12 +47,12 @@ _NAMED = (
 )
 
 
-def bindings(func: ast.FunctionDef) -> dict[str, list[ast.expr]]:
-    """Per name whose every binding is plain (see the module docstring), in source
-    order, the value each binding gives it (`name OP value` for `name OP= value`)."""
+def bindings(func: ast.FunctionDef) -> dict[str, list[Binding]]:
+    """Per name whose every binding is plain (see the module docstring), its bindings
+    in source order."""
     stores: Counter[str] = Counter()
     declared: set[str] = set()
-    found: dict[str, list[ast.expr]] = {}
+    found: dict[str, list[Binding]] = {}
     plain: Counter[str] = Counter()
     for node in _own(func.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -51,11 +66,11 @@ def bindings(func: ast.FunctionDef) -> dict[str, list[ast.expr]]:
                 declared.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             declared.add(node.rest)
-        value = _bound_value(node)
-        if value is not None:
-            name, expr = value
+        bound = _binding(node)
+        if bound is not None:
+            name, binding = bound
             plain[name] += 1
-            found.setdefault(name, []).append(expr)
+            found.setdefault(name, []).append(binding)
     return {
         name: values
         for name, values in found.items()
@@ -90,32 +105,33 @@ def consistent_types(
     return settled
 
 
-def _bound_value(node: ast.AST) -> tuple[str, ast.expr] | None:
+def _binding(node: ast.AST) -> tuple[str, Binding] | None:
     if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
     ):
-        return node.targets[0].id, node.value
+        return node.targets[0].id, Binding(node.value)
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
-        return node.target.id, node.value
+        return node.target.id, Binding(node.value)
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         read = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
-        return node.target.id, ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+        value = ast.copy_location(ast.BinOp(read, node.op, node.value), node)
+        return node.target.id, Binding(value, in_place=True)
     return None
 
 
 def _own(body: list[ast.stmt]) -> Iterator[ast.AST]:
     """Nodes of `body`, not descending into nested functions, lambdas or classes
     (a comprehension's names count: its walrus binds here, and its own loop names
-    only make a name look rebound)."""
+    only make a name look rebound), in source order: the first binding types a local."""
     scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-    todo: list[ast.AST] = list(body)
+    todo: list[ast.AST] = list(reversed(body))
     while todo:
         node = todo.pop()
         yield node
         if not isinstance(node, scopes):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-__all__ = ["bindings", "consistent_types"]
+__all__ = ["Binding", "Typing", "bindings", "consistent_types"]

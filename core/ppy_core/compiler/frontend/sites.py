@@ -13,9 +13,16 @@ from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
-from ppy_core.compiler.frontend.rebinding import consistent_types
+from ppy_core.compiler.frontend.rebinding import Binding, consistent_types
 from ppy_core.compiler.frontend.speculate import Speculator
-from ppy_core.compiler.frontend.stores import ASSIGN, Store, accepts, augmented_root, candidates
+from ppy_core.compiler.frontend.stores import (
+    ASSIGN,
+    Store,
+    augmented_root,
+    candidates,
+    refusal,
+    unfused,
+)
 from ppy_core.compiler.frontend.syntax import (
     children,
     dedupe,
@@ -28,6 +35,7 @@ from ppy_core.compiler.frontend.syntax import (
     tree_nodes,
 )
 from ppy_core.compiler.frontend.typer import Typer, parameter_counts, single_assignments
+from ppy_core.compiler.frontend.views import arguments, share
 from ppy_core.interface.plugin import CallContext, Converge, FunctionContext, ModuleContext
 from ppy_core.interface.specs import (
     BARRIER_EFFECTS,
@@ -60,9 +68,13 @@ class ExprSite:
     repeats: dict[int, int] = field(default_factory=dict)  # id(repeated leaf) -> index
     assumed: tuple[int, ...] = ()  # leaves typed Unknown, taken as arrays: speculative
     store: Store | None = None  # the statement writes the result into its target (stores.py)
+    # the call's arguments (after a store's target and key), and per leaf they feed: its
+    # argument and the basic view the runtime takes of it, or None (views.py)
+    args: list[ast.expr] = field(default_factory=list)
+    sources: list[tuple[int, ast.Subscript | None]] = field(default_factory=list)
 
     def slot(self, node: ast.expr) -> int | None:
-        """The argument position of a leaf occurrence, or None if `node` is no leaf."""
+        """The kernel leaf a leaf occurrence is, or None if `node` is no leaf."""
         for i, leaf in enumerate(self.leaves):
             if leaf is node:
                 return i
@@ -111,6 +123,7 @@ class SiteFinder:
         self.operands: dict[int, list[ast.expr]] = {}
         self.speculator: Speculator | None = None
         self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
+        self.deferred: set[int] = set()  # views the runtime takes from their names (views.py)
 
     def next_id(self, function: str) -> str:
         self._counter += 1
@@ -225,7 +238,7 @@ class SiteFinder:
             return  # typed loops: the whole function is one site (frontend/loops.py)
         self.locals(func, typer, params)
         self._function = func.name  # for `call`'s remark on a call that calls back
-        self.statements(func.name, func.body, typer, opts)
+        self.statements(func.name, func.body, typer, opts, func)
 
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
         rebound = parameter_counts(func)
@@ -250,10 +263,12 @@ class SiteFinder:
             self.converge(value, typer, conv)
             typer.env[name] = typer.expr(value, conv)
 
-        def typing(value: ast.expr) -> Type:
+        def typing(binding: Binding) -> Type:
             conv: dict[int, Converge] = {}
-            self.converge(value, typer, conv)
-            return typer.expr(value, conv)
+            self.converge(binding.value, typer, conv)
+            if binding.in_place and isinstance(binding.value, ast.BinOp):
+                return typer.in_place(binding.value, conv)
+            return typer.expr(binding.value, conv)
 
         # names rebound (in loops, `a += b`) with one type at every binding keep it
         consistent_types(func, typer.env, params, typing)
@@ -325,7 +340,12 @@ class SiteFinder:
 
     # -- expressions ----------------------------------------------------------
     def statements(
-        self, function: str, body: list[ast.stmt], typer: Typer, opts: FunctionOptions
+        self,
+        function: str,
+        body: list[ast.stmt],
+        typer: Typer,
+        opts: FunctionOptions,
+        func: ast.FunctionDef | None = None,
     ) -> None:
         roots = [
             root
@@ -333,7 +353,7 @@ class SiteFinder:
             for root in expression_roots(stmt, lambda n, m: self.remark(function, n, m))
         ]
         # Unannotated leaves may be taken as the module's arrays: `speculate.py`
-        speculation = self.speculator.body(body, typer) if self.speculator else None
+        speculation = self.speculator.body(body, typer, func) if self.speculator else None
         stores = candidates(body)  # assignments whose result may go into the target
         for root in roots:
             store = stores.get(id(root))
@@ -342,7 +362,8 @@ class SiteFinder:
                 function, augmented_root(store), typer, speculation, opts, store
             ):
                 continue
-            self.expression(function, root, typer, speculation, opts, store)
+            # an augmented store that cannot be one: its value is an expression alone
+            self.expression(function, root, typer, speculation, opts, None if augmented else store)
         for reason in sorted(speculation.declined if speculation else ()):
             self.remark(function, body[0], f"unannotated values not taken as arrays: {reason}")
 
@@ -361,8 +382,12 @@ class SiteFinder:
         conv: dict[int, Converge] = {}
         self.converge(root, typer, conv)
         leaf_typer = typer
+        augmented = store is not None and root is not getattr(store.stmt, "value", None)
         if speculation is not None:
             leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
+            self.deferred = speculation.deferred
+            if augmented and isinstance(root, ast.BinOp):
+                self.deferred.discard(id(root.left))  # `t OP= v`'s target: the runtime's
         first_new, counter = len(self.found.expr_sites), self._counter
         self.collect(function, root, conv, opts)
         new = self.found.expr_sites[first_new:]
@@ -371,8 +396,18 @@ class SiteFinder:
             site.assumed = tuple(
                 i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
             )
-            if store is not None and site.node is root and accepts(store, root, conv, site.leaves):
+            if store is None or site.node is not root:
+                continue
+            why = refusal(store, root, conv, site.leaves, typer)
+            if why is None:
                 site.store = store
+            elif why:  # the types say a store site could never run fast
+                self.remark(function, store.stmt, f"the value is stored by Python: {why}")
+        if augmented and store is not None and (mixed := unfused(store, root, conv, typer)):
+            self.remark(function, store.stmt, f"the value is stored by Python: {mixed}")
+        for site in new:  # a store's target (an augmented one's first leaf) is no argument
+            first = 0 if site.store is None or site.store.form == ASSIGN else 1
+            site.args, site.sources = arguments(site.leaves[first:], self.deferred)
         if store is None or store.form == ASSIGN or any(s.store is store for s in new):
             return True
         del self.found.expr_sites[first_new:]  # the target is no leaf of a stored tree
@@ -452,7 +487,7 @@ class SiteFinder:
             or conv[id(n)].op == "tensor.reduce"
             for n in tree_nodes(node, conv, self.operands)
         ):
-            unique, repeats = dedupe(leaves)
+            unique, repeats = share(*dedupe(leaves), self.deferred)
             site = ExprSite(
                 self.next_id(function),
                 function,

@@ -18,7 +18,9 @@ What keeps Python's semantics: a speculative tree holds at least MIN_OPERATIONS
 operations (one ufunc call gains nothing from fusion, and `i + 1` in scalar code must
 not pay a guard), and after its first operation every leaf Python evaluates is a plain
 name or a literal: on the fallback path an operator of an unknown object may raise or
-have effects, so a call or attribute read after it would run out of Python's order.
+have effects, so a call or attribute read after it would run out of Python's order. A
+tree whose every leaf is a name or a basic view of a steady name passes the names and
+lets the runtime take the views (`views.py`): those views may come anywhere.
 The core names no library: the type comes from the plugin, the library from its type.
 """
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
+from ppy_core.compiler.frontend.views import deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
 from ppy_core.ir.types import UNKNOWN, TensorType, Type
 
@@ -69,6 +72,20 @@ class BodyScope:
 
     assigned: Mapping[str, ast.expr]  # names bound once, by `name = value`
     counters: frozenset[str]  # loop counters: ints, never arrays
+    steady: Mapping[str, int] = field(default_factory=dict)  # views.steady_names
+
+    def defers(self, leaves: list[ast.expr], library: str) -> bool:
+        """Whether a tree over `leaves` passes its views' names (`views.py`): each leaf
+        is a name or a view of a steady name, one at least a view, and the library's
+        runtime adapter takes views."""
+        from ppy_core.runtime.adapter import offers  # the runtime's registry, when asked
+
+        views = [leaf for leaf in leaves if not isinstance(leaf, ast.Name)]
+        return (
+            bool(views)
+            and all(deferrable(leaf, self.steady) for leaf in views)
+            and offers(library, "takes_views")
+        )
 
     def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
         return self._may(node, library, typer, frozenset())
@@ -134,12 +151,17 @@ class Speculator:
         assigned.update(local)
         return BodyScope(assigned, frozenset(_counters(body)))
 
-    def body(self, body: list[ast.stmt], typer: Typer) -> BodySpeculation | None:
-        """Speculation inside one function body (or module statement) typed by `typer`."""
+    def body(
+        self, body: list[ast.stmt], typer: Typer, func: ast.FunctionDef | None = None
+    ) -> BodySpeculation | None:
+        """Speculation inside one function body (or module statement, `func` None:
+        no name is steady there) typed by `typer`."""
         if not body:
             return None
         local = single_assignments(ast.Module(body=body, type_ignores=[]))
         scope = self.scope(body, local, typer.env)
+        if func is not None:
+            scope.steady = steady_names(func)
         named = libraries_named(body_nodes(body), typer, self.libraries)
         return BodySpeculation(self, typer, scope, named)
 
@@ -167,6 +189,7 @@ class BodySpeculation:
     scope: BodyScope
     named: set[str]
     declined: set[str] = field(default_factory=set)
+    deferred: set[int] = field(default_factory=set)  # ids of views the runtime takes
 
     def retype(
         self, root: ast.expr, plain: dict[int, Converge], operands: Operands, converge: Converger
@@ -185,7 +208,7 @@ class BodySpeculation:
         view = assumer(self.typer, choice.array, self.scope)
         conv: dict[int, Converge] = {}
         converge(root, view, conv)
-        prune(root, conv, before, operands, view)
+        self.deferred |= prune(root, conv, before, operands, view)
         return view, conv
 
     def _has_unknown(self, root: ast.expr, plain: Mapping[int, Converge]) -> bool:
@@ -228,39 +251,48 @@ def prune(
     conv: dict[int, Converge],
     plain: Mapping[int, tuple[Converge, list[ast.expr]]],
     operands: Operands,
-    view: Typer,
-) -> None:
+    view: SpeculativeTyper,
+) -> set[int]:
     """Drop from `conv` each tree that only the assumption made converge and that is
     too small, would reorder Python's evaluation, or has a leaf still Unknown to `view`
     (one never assumed, like `math.pi`: it would fail every guard); `plain` (node id ->
-    what plain typing found, with its operands) is put back for those trees."""
+    what plain typing found, with its operands) is put back for those trees. Returned:
+    the ids of the views kept trees pass by name (`BodyScope.defers`)."""
+    deferred: set[int] = set()
+    assert view.scope is not None
+    assert view.array is not None
     for tree in list(tree_roots(root, conv, operands)):
         nodes = list(tree_nodes(tree, conv, operands))
         if all(id(n) in plain for n in nodes):
             continue
+        leaves = list(tree_leaves(tree, conv, operands))
+        defers = view.scope.defers(leaves, view.array.library)
         if (
             len(nodes) < MIN_OPERATIONS
-            or not in_python_order(tree, conv, operands)
-            or any(view.expr(leaf, conv) is UNKNOWN for leaf in tree_leaves(tree, conv, operands))
+            or not (defers or in_python_order(tree, conv, operands))
+            or any(view.expr(leaf, conv) is UNKNOWN for leaf in leaves)
         ):
             for n in nodes:
                 if id(n) in plain:
                     conv[id(n)], operands[id(n)] = plain[id(n)]
                 else:
                     del conv[id(n)]
+        elif defers:
+            deferred.update(id(leaf) for leaf in leaves if not isinstance(leaf, ast.Name))
+    return deferred
 
 
 def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Operands) -> bool:
     """True if every leaf Python evaluates after the tree's first operation is a name,
     a literal, or a basic view of a name an earlier leaf viewed the same way (so
-    evaluating all leaves first changes nothing observable; see `_view_of`)."""
+    evaluating all leaves first changes nothing observable; see `views.view_of`)."""
     started = False
     viewed: dict[str, int] = {}
 
     def walk(node: ast.expr) -> bool:
         nonlocal started
         for child in operands[id(node)]:
-            view = _view_of(child)
+            view = view_of(child)
             if _inside(child, conv):
                 if not walk(child):
                     return False
@@ -273,32 +305,6 @@ def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Oper
         return True
 
     return walk(root)
-
-
-def _view_of(node: ast.expr) -> tuple[str, int] | None:
-    """(name, indices) of a basic slice of a name, ``A[1:-1, :-2]``, ``x[:, None]``
-    (literal int bounds, new axes, no integer index): stencils and broadcasts read
-    several. Once one read of `A` with that many indices succeeded, another cannot fail
-    on an array (slices clip) and has no effect, so reading it before the operation
-    between them keeps Python's answer."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
-        return None
-    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    for part in parts:
-        if isinstance(part, ast.Constant) and part.value is None:
-            continue  # a new axis: `x[:, None]`
-        if not isinstance(part, ast.Slice):
-            return None
-        for bound in (part.lower, part.upper, part.step):
-            if bound is not None and not _int_literal(bound):
-                return None
-    return node.value.id, len(parts)
-
-
-def _int_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def tree_roots(

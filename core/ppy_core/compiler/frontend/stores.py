@@ -13,8 +13,11 @@ What keeps Python's semantics: the target is a name or a subscript of a name wit
 basic-looking key (names, literals, slices, simple arithmetic on them), and neither
 the key nor any leaf calls anything, so evaluating the target before the value (the
 call's argument order) cannot differ from Python's order. The runtime checks the
-key's values (ints, slices, Ellipsis, None: a view) on every call. Only a library
-whose adapter says it `writes_stores` gets store sites; the core names no library.
+key's values (ints, slices, Ellipsis, None: a view) on every call. Only a result
+whose element type its library's adapter `store_elements` lists gets a store site,
+and only into a target of that type where the target's type is known (`refusal`,
+`unfused`: `t += a * b` of an int64 `t` and float64 `a, b` is Python's, its value
+`a * b` a site alone); the core names no library.
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ppy_core.interface.plugin import Converge
-from ppy_core.ir.types import F64, TensorType
+from ppy_core.ir.types import UNKNOWN, TensorType
+
+if TYPE_CHECKING:
+    from ppy_core.compiler.frontend.typer import Typer
 
 #: forms a runtime adapter's `store_site` knows (see `RuntimeAdapter.store_site`)
 ASSIGN, ITEM, NAME = "=", "item", "name"
@@ -96,30 +103,71 @@ def augmented_root(store: Store) -> ast.BinOp:
     return ast.copy_location(root, store.stmt)
 
 
-def accepts(
-    store: Store, root: ast.expr, conv: dict[int, Converge], leaves: list[ast.expr]
-) -> bool:
-    """Whether the site at `root` may store: its result is a float64 array of a
-    library whose runtime writes stores, and nothing in its leaves calls anything."""
+def refusal(
+    store: Store, root: ast.expr, conv: dict[int, Converge], leaves: list[ast.expr], typer: Typer
+) -> str | None:
+    """None if the site at `root` may store into its statement's target. Else why not:
+    a sentence for `ppy explain` where the types say the store could never run fast (a
+    result the library's runtime does not store, a target of another type, which
+    NumPy-like libraries cast into or refuse), "" where the statement is simply no
+    store (the value is no library array, a leaf calls something)."""
     converge = conv.get(id(root))
     result = converge.result if converge is not None else None
-    if not isinstance(result, TensorType) or result.element != F64 or not result.library:
-        return False
-    if store.form != ASSIGN and (not leaves or leaves[0] is not getattr(root, "left", None)):
-        return False  # the target is not the first leaf (it converged: not a plain read)
+    if not isinstance(result, TensorType) or not result.library:
+        return ""
+    if store.form != ASSIGN and (
+        root is getattr(store.stmt, "value", None)  # the value alone: `augmented_root` is not
+        or not leaves
+        or leaves[0] is not getattr(root, "left", None)  # the target converged: no plain read
+    ):
+        return ""
     if any(isinstance(n, _CALLING) for leaf in leaves for n in ast.walk(leaf)):
-        return False
-    return writes_stores(result.library)
+        return ""
+    kind = getattr(result.element, "kind", "?")
+    if kind not in store_elements(result.library):
+        return f"{result.library}'s runtime stores no {kind} result into a target"
+    target = typer.expr(store.obj, conv)
+    if target is UNKNOWN or target == result:
+        return None
+    if not isinstance(target, TensorType) or target.library != result.library:
+        return f"the target {ast.unparse(store.obj)} is no {result.library} array"
+    if target.element != result.element:
+        why = _into(result, target)
+        if any(typer.expr(leaf, conv) is UNKNOWN for leaf in leaves):
+            why += f" (leaves of no known type are taken as {kind} arrays)"
+        return why
+    return None
 
 
-def writes_stores(library: str) -> bool:
-    """Whether `library`'s registered runtime adapter writes stores."""
+def unfused(store: Store, root: ast.expr, conv: dict[int, Converge], typer: Typer) -> str:
+    """Why `target OP= value` is no store site where its tree `root` (`target OP value`,
+    see `augmented_root`) converged nowhere though its value did: the target and the
+    value are arrays of one library with other element types, which the plugin does
+    not fuse (an int64 `t += a * b` of float64 `a, b`: NumPy casts into `t` or raises).
+    "" otherwise."""
+    value = conv.get(id(getattr(root, "right", None)))
+    target = typer.expr(store.obj, conv)
+    if id(root) in conv or value is None or not isinstance(target, TensorType):
+        return ""
+    result = value.result
+    if not isinstance(result, TensorType) or result.library != target.library:
+        return ""
+    return _into(result, target) if result.element != target.element else ""
+
+
+def _into(result: TensorType, target: TensorType) -> str:
+    kinds = (getattr(t.element, "kind", "?") for t in (result, target))
+    return "the {} result goes into a {} target".format(*kinds)
+
+
+def store_elements(library: str) -> frozenset[str]:
+    """The element kinds `library`'s registered runtime adapter stores into targets."""
     from ppy_core.runtime.adapter import adapter
 
     try:
-        return bool(adapter(library).writes_stores)
+        return frozenset(adapter(library).store_elements)
     except LookupError:
-        return False
+        return frozenset()
 
 
 def _simple_target(target: ast.Subscript) -> bool:
@@ -184,10 +232,11 @@ __all__ = [
     "NAME",
     "OPERATOR",
     "Store",
-    "accepts",
     "augmented_root",
     "candidates",
     "key_value",
+    "refusal",
     "statements_of",
-    "writes_stores",
+    "store_elements",
+    "unfused",
 ]

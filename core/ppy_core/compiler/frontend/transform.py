@@ -1,10 +1,11 @@
 """Rewriting a module: each compiled site becomes a call to its dispatcher.
 
 Leaves move into the call's arguments (so they are evaluated once, in Python's
-order); the original expression survives as the fallback, a lambda over the leaves
-placed at the site's own line, so a traceback from the Python path points at the
-user's code. Region functions get the dispatcher as their outermost decorator
-(inside the transparent ones, which wrap the region at run time).
+order; a view the runtime takes passes its name, `views.py`); the original expression
+survives as the fallback, a lambda over the arguments placed at the site's own line,
+so a traceback from the Python path points at the user's code. Region functions get
+the dispatcher as their outermost decorator (inside the transparent ones, which wrap
+the region at run time).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class _Replace(ast.NodeTransformer):
         index, site = found
         if site.store is not None:
             return self.store(index, site)
-        args = [self.visit(leaf) for leaf in site.leaves]
+        args = [self.visit(arg) for arg in site.args]
         call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
         return ast.copy_location(call, node)
 
@@ -53,8 +54,7 @@ class _Replace(ast.NodeTransformer):
         stmt = store.stmt
         obj = ast.copy_location(ast.Name(store.obj.id, ast.Load()), store.obj)  # type: ignore[attr-defined]
         key = ast.Constant(None) if store.key is None else self.visit(key_value(store.key))
-        first = 0 if store.form == ASSIGN else 1
-        args = [obj, key, *(self.visit(leaf) for leaf in site.leaves[first:])]
+        args = [obj, key, *(self.visit(arg) for arg in site.args)]
         call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
         if store.form == NAME:
             bound = ast.Name(store.obj.id, ast.Store())  # type: ignore[attr-defined]
@@ -63,21 +63,14 @@ class _Replace(ast.NodeTransformer):
 
 
 def _fallback(site: ExprSite) -> ast.Lambda:
-    """`lambda __ppy_0, ...: <the site's expression over its leaves>`; for a store,
-    `lambda __ppy_t, __ppy_k, ...: <the whole statement>` (`_store_body`)."""
-    params = {id(leaf): f"__ppy_{i}" for i, leaf in enumerate(site.leaves)}
-    params.update({node_id: f"__ppy_{i}" for node_id, i in site.repeats.items()})
+    """`lambda __ppy_0, ...: <the site's expression over its arguments>`; for a store,
+    `lambda __ppy_t, __ppy_k, ...: <the whole statement>` (`_store_body`). A view the
+    runtime takes stays in the expression, over its name's argument."""
+    params = _params(site)
     if site.store is not None:
         return _store_fallback(site, params)
-
-    class _Leaves(ast.NodeTransformer):
-        def visit(self, node: ast.AST) -> ast.AST:
-            if id(node) in params:
-                return ast.copy_location(ast.Name(params[id(node)], ast.Load()), node)
-            return super().visit(node)
-
-    body = _Leaves().visit(_shallow_tree_copy(site.node, set(params)))
-    names = [f"__ppy_{i}" for i in range(len(site.leaves))]
+    body = _over_leaves(site.node, params)
+    names = [f"__ppy_{i}" for i in range(len(site.args))]
     args = ast.arguments(
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
     )
@@ -90,9 +83,6 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
     read before `v`, as Python's order); `a -= v` is `a = isub(a, v)`."""
     store = site.store
     assert store is not None
-    first = 0 if store.form == ASSIGN else 1
-    if store.form == NAME:  # the target's other reads in the value are the same object
-        params = {k: ("__ppy_t" if v == "__ppy_0" else v) for k, v in params.items()}
     value = site.node if store.form == ASSIGN else site.node.right  # type: ignore[attr-defined]
     body = _over_leaves(value, params)
     t, k = ast.Name("__ppy_t", ast.Load()), ast.Name("__ppy_k", ast.Load())
@@ -107,11 +97,33 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
         body = op("setitem", t, k, body)
     else:
         body = op("setitem", t, k, op(store.op, op("getitem", t, k), body))
-    names = ["__ppy_t", "__ppy_k", *(f"__ppy_{i}" for i in range(first, len(site.leaves)))]
+    names = ["__ppy_t", "__ppy_k", *(f"__ppy_{i}" for i in range(len(site.args)))]
     args = ast.arguments(
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
     )
     return ast.copy_location(ast.Lambda(args=args, body=body), store.stmt)
+
+
+def _params(site: ExprSite) -> dict[int, str]:
+    """id(node) -> the fallback's parameter it reads: each occurrence of a leaf its
+    argument's; of a view the runtime takes, the view's name (the view is evaluated in
+    place); of an augmented store's target leaf `__ppy_t` (for `a OP= v`, the value's
+    other reads of `a` are the same object)."""
+    first = len(site.leaves) - len(site.sources)
+    slots = {id(leaf): i for i, leaf in enumerate(site.leaves)}
+    slots.update(site.repeats)
+    params: dict[int, str] = {}
+    for node in ast.walk(site.node):
+        i = slots.get(id(node))
+        if i is None:
+            continue
+        if i < first:
+            params[id(node)] = "__ppy_t"
+            continue
+        arg, view = site.sources[i - first]
+        read = node.value if isinstance(node, ast.Subscript) and view is not None else node
+        params[id(read)] = f"__ppy_{arg}"
+    return params
 
 
 def _over_leaves(node: ast.expr, params: dict[int, str]) -> ast.expr:

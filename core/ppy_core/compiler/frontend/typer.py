@@ -268,7 +268,11 @@ class Typer:
         return "!" + t.text()
 
     def operator_context(
-        self, node: ast.expr, operands: list[ast.expr], conv: Mapping[int, Converge]
+        self,
+        node: ast.expr,
+        operands: list[ast.expr],
+        conv: Mapping[int, Converge],
+        in_place: bool = False,
     ) -> OperatorContext:
         op = type(node.ops[0] if isinstance(node, ast.Compare) else node.op).__name__
         return OperatorContext(
@@ -277,7 +281,18 @@ class Typer:
             tuple(_constant(o) for o in operands),
             self.location(node),
             report=self.oracle.report,
+            in_place=in_place,
         )
+
+    def in_place(self, node: ast.BinOp, conv: Mapping[int, Converge]) -> Type:
+        """The type `target OP= value` leaves in `target`, for `node` = `target OP value`
+        (its nodes converged in `conv`): the plugins' in-place answer (an ndarray stays
+        itself), else `target OP value`'s type, Python's rule without `__iadd__`."""
+        ctx = self.operator_context(node, [node.left, node.right], conv, in_place=True)
+        reply = self.oracle.operator(ctx)
+        if isinstance(reply, Type):
+            return reply
+        return reply.result if isinstance(reply, Converge) else self.expr(node, conv)
 
 
 def _constant(node: ast.expr) -> Any:

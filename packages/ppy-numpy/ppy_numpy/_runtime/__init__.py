@@ -63,11 +63,15 @@ def make_site(
     keepalive: object = None,
     nan_ok: bool = False,
     store: str = "",
+    views: Sequence[Any] | None = None,
+    splat: int = 0,
 ) -> Any:
     """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d" | "ddd->d")``. With
     `nan_ok` a reduction's NaN result stands (its NaN bits proven NumPy's) when the
     run was serial; otherwise NumPy recomputes a NaN result. A `store` (see
-    `NumpyAdapter.store_site`) makes a site writing its statement's target."""
+    `NumpyAdapter.store_site`) makes a site writing its statement's target; `views`
+    (`RuntimeAdapter.takes_views`) the kernel leaves the site takes from its arguments;
+    `splat` the address of the kernel's entry reading row-broadcast operands (or 0)."""
     import numpy
 
     from . import _dispatch
@@ -88,6 +92,8 @@ def make_site(
         threshold,
         nan_ok,
         STORES[store],
+        view_table(views),
+        splat,
     )
     if not any(":" in name for name, _ in loops):
         return site
@@ -98,6 +104,19 @@ def make_site(
 
 #: ufuncs NumPy's namespace shows only through a function wrapper (`np.clip`)
 UMATH_ONLY = frozenset({"clip"})
+
+
+def view_table(
+    views: Sequence[Any] | None,
+) -> tuple[tuple[int, tuple[Any, ...] | None], ...] | None:
+    """The C Site's `views` from the manifest's: per kernel leaf (its argument, the
+    basic index taken of it as a tuple of slices and None, or None: the argument)."""
+    if not views:
+        return None
+    return tuple(
+        (int(arg), None if index is None else tuple(p if p is None else slice(*p) for p in index))
+        for arg, index in views
+    )
 
 
 def resolve_ufunc(numpy: Any, name: str) -> Any:
@@ -143,20 +162,34 @@ class NumpyAdapter(RuntimeAdapter):
     """Kernels over NumPy arrays: any kind of the ABI, NumPy's loops by ufunc name."""
 
     name: ClassVar[str] = "numpy"
-    writes_stores: ClassVar[bool] = True
+    #: the kernels' element types (`_store.h` guards the target's dtype against them)
+    store_elements: ClassVar[frozenset[str]] = frozenset({"f64", "f32", "i64", "i32"})
+    #: views are taken in C from exact ndarrays (`_dispatch.c`'s take_leaves)
+    takes_views: ClassVar[bool] = True
 
-    def kernel_site(self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str) -> Any:
+    def kernel_site(
+        self,
+        kernel: LoadedKernel,
+        fallback: Callable[..., Any],
+        site_id: str,
+        views: Sequence[Any] | None = None,
+    ) -> Any:
         """A `_dispatch.Site` around `kernel` (see the module docstring)."""
-        return _site(kernel, fallback, site_id)
+        return _site(kernel, fallback, site_id, "", views)
 
     def store_site(
-        self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str
+        self,
+        kernel: LoadedKernel,
+        fallback: Callable[..., Any],
+        site_id: str,
+        store: str,
+        views: Sequence[Any] | None = None,
     ) -> Any:
         """A `_dispatch.Site` writing its statement's target (``_store.h``): straight
         into the target view when no operand overlaps it, else through a temporary."""
         if store not in STORES or not store:
             raise ValueError(f"store {store!r} is not one of {sorted(STORES)[1:]}")
-        return _site(kernel, fallback, site_id, store)
+        return _site(kernel, fallback, site_id, store, views)
 
     def accepts(self, signature: KernelSignature) -> str | None:
         """Every kind; loops by the name of a NumPy ufunc or ``module:attr`` of another
@@ -178,7 +211,13 @@ class NumpyAdapter(RuntimeAdapter):
         return run_cases(cases)
 
 
-def _site(kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, store: str = "") -> Any:
+def _site(
+    kernel: LoadedKernel,
+    fallback: Callable[..., Any],
+    site_id: str,
+    store: str = "",
+    views: Sequence[Any] | None = None,
+) -> Any:
     """A `_dispatch.Site` from a loaded kernel's signature (`store` "" for a fresh result)."""
     sig = kernel.signature
     return make_site(
@@ -191,7 +230,28 @@ def _site(kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str, stor
         kernel.keepalive,
         sig.nan_ok,
         store,
+        views,
+        splat_address(kernel),
     )
+
+
+#: the suffix of a float64 map kernel's entry reading row-broadcast operands as
+#: splats (ppy-llvm's `_kernels.SPLAT`; a kernel without one runs its plain entry)
+SPLAT_SUFFIX = "_splat"
+
+
+def splat_address(kernel: LoadedKernel) -> int:
+    """The address of `kernel`'s _splat entry in its library, or 0 where it has none."""
+    import ctypes
+
+    symbol = getattr(kernel.signature, "symbol", "")
+    if not symbol or not isinstance(kernel.keepalive, ctypes.CDLL):
+        return 0
+    try:
+        fn = getattr(kernel.keepalive, symbol + SPLAT_SUFFIX)
+    except AttributeError:
+        return 0
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
 
 
 def create_adapter() -> NumpyAdapter:

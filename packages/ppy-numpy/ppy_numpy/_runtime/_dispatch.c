@@ -1,12 +1,17 @@
 /* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
  *
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
- *      par_threshold=-1, nan_ok=False, store=0)
+ *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0)
  *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
  *            (an array operand a finite float may fill: broadcast, any FP flag -> Python)
  *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
+ *   splat  : 0, or the address of the kernel's entry reading row-broadcast operands as
+ *            splats (ppy-llvm's `_splat`: the kernel's scalars, then a mask per operand)
+ *   views  : None (leaf i is argument i), or per leaf fed by the arguments (a store's
+ *            target is not) (argument, basic index tuple or None): the site takes the
+ *            view itself, from an exact ndarray only (take_leaves)
  * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
  * against np.geterr() -> result; anything else -> fallback(*args).
  * Operands: exact aligned float64 ndarrays. One flat loop when all are C-contiguous
@@ -28,10 +33,11 @@
 
 enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_N };
 static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min"};
-enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_N };
+enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_VIEW, R_N };
 static const char *reason_names[R_N] = {
     "guard: arity", "guard: type", "guard: dtype", "guard: layout", "guard: shape",
-    "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero", "guard: target"};
+    "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero", "guard: target",
+    "guard: view"};
 #define MAXARGS 32
 #define GIL_RELEASE_MIN 8192
 
@@ -39,6 +45,7 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     void *kernel;
+    void *splat; /* NULL, or the kernel's _splat entry (row-broadcast operands as splats) */
     int kind, nleaves;
     char leaves[MAXARGS];
     PyObject *fallback, *site_id, *keepalive, *loops_obj;
@@ -49,7 +56,11 @@ typedef struct {
     int f32;    /* float32 operands ('f') and result; Python numbers ('p') cast to float32 */
     int itype;  /* 0, or NPY_INT64 ('l') / NPY_INT32 ('i') operands and result, ints 'n' */
     int store;  /* S_NONE, or how a store site writes its target (_store.h) */
+    int nargs;  /* the call's arguments (a store's after obj and key) */
+    int view_arg[MAXARGS];         /* per leaf fed by the arguments: its argument, */
+    PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none) */
     unsigned long long direct; /* store calls written straight into the target */
+    unsigned long long splat_calls; /* strided calls run by the _splat entry */
     unsigned long long fast, fallbacks[R_N];
 } SiteObject;
 
@@ -123,8 +134,6 @@ static int check_array_of(PyObject *o, int type) {
     return -1;
 }
 
-static int check_array(PyObject *o) { return check_array_of(o, NPY_DOUBLE); }
-
 /* An 'n' leaf: a Python int within the kernel's integer type, its bits in the double
    slot. Out of range NumPy 2 raises OverflowError: NumPy answers. */
 static int int_scalar(PyObject *o, int itype, double *slot) {
@@ -135,6 +144,34 @@ static int int_scalar(PyObject *o, int itype, double *slot) {
     if (itype == NPY_INT32 && (x < INT32_MIN || x > INT32_MAX)) return 0;
     memcpy(slot, &x, sizeof x);
     return 1;
+}
+
+static void release_leaves(const SiteObject *s, PyObject **leaves, int n) {
+    for (int i = 0; i < n; i++)
+        if (s->view_index[i] != NULL) Py_DECREF(leaves[i]);
+}
+
+/* The `n` kernel leaves the call's arguments feed, into `out`: argument view_arg[i], or
+   its basic view view_index[i], taken only from an exact ndarray (a view of one runs
+   nothing of the program; an IndexError there the fallback raises in Python's order).
+   -1 (views held: release_leaves), or the fallback's reason (none held). */
+static int take_leaves(const SiteObject *s, PyObject *const *args, int n, PyObject **out) {
+    for (int i = 0; i < n; i++) {
+        PyObject *a = args[s->view_arg[i]];
+        if (s->view_index[i] == NULL) {
+            out[i] = a;
+            continue;
+        }
+        PyObject *v = Py_TYPE(a) == &PyArray_Type ? PyObject_GetItem(a, s->view_index[i]) : NULL;
+        if (v == NULL) {
+            int reason = PyErr_Occurred() ? R_VIEW : R_TYPE;
+            PyErr_Clear();
+            release_leaves(s, out, i);
+            return reason;
+        }
+        out[i] = v;
+    }
+    return -1;
 }
 
 static int leaf_type(char leaf) {
@@ -173,32 +210,45 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
                               const double *scalars, int strict, PyObject *const *args, size_t nargsf,
                               PyObject *kw);
 
+static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
+                          PyObject *kw);
+
 static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
     SiteObject *s = (SiteObject *)self;
     if (s->store) return store_vectorcall(s, args, nargsf, kw);
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kw != NULL || nargs != s->nleaves) return fallback(s, R_ARITY, args, nargsf, kw);
+    if (kw != NULL || PyVectorcall_NARGS(nargsf) != s->nargs) return fallback(s, R_ARITY, args, nargsf, kw);
+    PyObject *leaves[MAXARGS];
+    int r = take_leaves(s, args, s->nleaves, leaves);
+    if (r >= 0) return fallback(s, r, args, nargsf, kw);
+    PyObject *result = site_run(s, leaves, args, nargsf, kw);
+    release_leaves(s, leaves, s->nleaves);
+    return result;
+}
+
+/* A fresh result from the kernel leaves `leaves`; `args` go to the fallback. */
+static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
+                          PyObject *kw) {
     char *arrays[MAXARGS];
     double scalars[MAXARGS];
     PyArrayObject *ops[MAXARGS];
     double weak[MAXARGS];
     ops[0] = NULL;
     int na = 0, ns = 0, nweak = 0, r;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        if (s->leaves[i] == 'w' && weak_scalar(args[i], &weak[na])) {
+    for (int i = 0; i < s->nleaves; i++) {
+        if (s->leaves[i] == 'w' && weak_scalar(leaves[i], &weak[na])) {
             ops[na] = NULL; /* a float standing in for an array: broadcast */
             arrays[na] = (char *)&weak[na];
             na++, nweak++;
         } else if (s->leaves[i] == 'p') {
-            if (!f32_scalar(args[i], &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
+            if (!f32_scalar(leaves[i], &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
         } else if (s->leaves[i] == 'n') {
-            if (!int_scalar(args[i], s->itype, &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
+            if (!int_scalar(leaves[i], s->itype, &scalars[ns++])) return fallback(s, R_SCALAR, args, nargsf, kw);
         } else if (s->leaves[i] != 's') {
-            if ((r = check_array_of(args[i], leaf_type(s->leaves[i]))) >= 0)
+            if ((r = check_array_of(leaves[i], leaf_type(s->leaves[i]))) >= 0)
                 return fallback(s, r, args, nargsf, kw);
-            ops[na] = (PyArrayObject *)args[i];
-            arrays[na++] = PyArray_DATA((PyArrayObject *)args[i]);
-        } else if (!as_scalar(args[i], &scalars[ns++])) {
+            ops[na] = (PyArrayObject *)leaves[i];
+            arrays[na++] = PyArray_DATA((PyArrayObject *)leaves[i]);
+        } else if (!as_scalar(leaves[i], &scalars[ns++])) {
             return fallback(s, R_SCALAR, args, nargsf, kw);
         }
     }
@@ -276,7 +326,17 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
     if (result == NULL) return NULL;
     char *bases[MAXARGS];
     for (int k = 0; k < na; k++) bases[k] = ops[k] ? PyArray_DATA(ops[k]) : arrays[k];
-    int flags = run_strided(s, &p, bases, scalars, PyArray_DATA((PyArrayObject *)result));
+    /* NumPy's operand order on every row (_strided.h): one row of operands in place or
+       weak floats; or, without library loops (whose flags are their own), rows of a
+       multiple of 8 of operands in place or broadcast along the row */
+    int nd1 = p.nd == 1, order = nd1, inline_only = !s->loops_count;
+    inline_only &= nd1 || p.shape[p.nd - 1] % 8 == 0;
+    for (int k = 0; k < na; k++) {
+        npy_intp st = p.strides[k][p.nd - 1];
+        order &= st == 8 || ops[k] == NULL;
+        inline_only &= st == 8 || st == 0;
+    }
+    int flags = run_strided(s, &p, bases, scalars, PyArray_DATA((PyArrayObject *)result), order || inline_only);
     if (strict && flags > 0) flags = -3; /* Python may raise where NumPy warns */
     if (flags == -1) { Py_DECREF(result); return NULL; }
     if (flags == -2) { Py_DECREF(result); return fallback(s, R_RESULT, args, nargsf, kw); }
@@ -334,16 +394,43 @@ static int parse_loops(SiteObject *s, PyObject *loops) {
     return s->loops ? 0 : (PyErr_NoMemory(), -1);
 }
 
+/* `views` (see the top): the leaves' arguments and indexes, and the arguments' count. */
+static int parse_views(SiteObject *s, PyObject *views, int n) {
+    s->nargs = n;
+    for (int i = 0; i < n; i++) s->view_arg[i] = i;
+    if (views == NULL || views == Py_None) return 0;
+    if (!PyTuple_Check(views) || PyTuple_GET_SIZE(views) != n) goto bad;
+    s->nargs = 0;
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(views, i), *index;
+        int arg;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iO", &arg, &index)) goto bad;
+        if (arg < 0 || arg >= n || (index != Py_None && !PyTuple_Check(index))) goto bad;
+        for (Py_ssize_t j = 0; index != Py_None && j < PyTuple_GET_SIZE(index); j++) {
+            PyObject *part = PyTuple_GET_ITEM(index, j);
+            if (part != Py_None && !PySlice_Check(part)) goto bad; /* basic: a view */
+        }
+        s->view_arg[i] = arg;
+        s->view_index[i] = index == Py_None ? NULL : Py_NewRef(index);
+        if (arg >= s->nargs) s->nargs = arg + 1;
+    }
+    return 0;
+bad:
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "Site: views must be one (argument, index tuple or None) per leaf");
+    return -1;
+}
+
 static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
-                             "par_threshold", "nan_ok", "store", NULL};
-    unsigned long long addr;
+                             "par_threshold", "nan_ok", "store", "views", "splat", NULL};
+    unsigned long long addr, splat = 0;
     const char *kind, *leaves;
-    PyObject *fb, *sid, *loops = NULL, *keep = Py_None;
+    PyObject *fb, *sid, *loops = NULL, *keep = Py_None, *views = NULL;
     Py_ssize_t par = -1;
     int nan_ok = 0, store = S_NONE;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpi", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
-                                     &keep, &par, &nan_ok, &store))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpiOK", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par, &nan_ok, &store, &views, &splat))
         return NULL;
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
@@ -357,6 +444,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (s == NULL) return NULL;
     s->vectorcall = site_vectorcall;
     s->kernel = (void *)(uintptr_t)addr;
+    s->splat = (void *)(uintptr_t)splat;
     s->kind = k;
     s->nleaves = (int)nl;
     memcpy(s->leaves, leaves, nl);
@@ -369,7 +457,8 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     Py_INCREF(sid); s->site_id = sid;
     Py_INCREF(keep); s->keepalive = keep;
     PyObject *empty = PyTuple_New(0);
-    int bad = empty == NULL || parse_loops(s, loops && loops != Py_None ? loops : empty) < 0;
+    int bad = empty == NULL || parse_loops(s, loops && loops != Py_None ? loops : empty) < 0
+              || parse_views(s, views, s->nleaves - (store == S_AUG_ITEM || store == S_AUG_NAME)) < 0;
     Py_XDECREF(empty);
     if (bad) { Py_DECREF(s); return NULL; }
     return (PyObject *)s;
@@ -380,6 +469,7 @@ static void site_dealloc(SiteObject *s) {
     Py_XDECREF(s->site_id);
     Py_XDECREF(s->keepalive);
     PyMem_Free(s->loops);
+    for (int i = 0; i < MAXARGS; i++) Py_XDECREF(s->view_index[i]);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -394,12 +484,15 @@ static PyObject *site_stats(SiteObject *s, PyObject *unused) {
     if (fb == NULL) return NULL;
     if (s->store)
         return Py_BuildValue("{sOsKsNsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "direct", s->direct);
+    if (s->splat)
+        return Py_BuildValue("{sOsKsNsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "splat", s->splat_calls);
     return Py_BuildValue("{sOsKsN}", "site", s->site_id, "fast", s->fast, "fallback", fb);
 }
 
 static PyObject *site_reset(SiteObject *s, PyObject *unused) {
     s->fast = 0;
     s->direct = 0;
+    s->splat_calls = 0;
     memset(s->fallbacks, 0, sizeof(s->fallbacks));
     Py_RETURN_NONE;
 }
@@ -407,12 +500,13 @@ static PyObject *site_reset(SiteObject *s, PyObject *unused) {
 static PyMethodDef site_methods[] = {
     {"stats", (PyCFunction)site_stats, METH_NOARGS, "{'site', 'fast', 'fallback': {reason: count}}"},
     {"reset_stats", (PyCFunction)site_reset, METH_NOARGS, "zero the counters"},
+    {"shadow_target", (PyCFunction)site_shadow_target, METH_O, "PPY_VERIFY: a copy of a store's target, or None"},
     {NULL}};
 
 static PyObject *site_get_kind(SiteObject *s, void *c) { return PyUnicode_FromString(kind_names[s->kind]); }
 static PyObject *site_get_id(SiteObject *s, void *c) { Py_INCREF(s->site_id); return s->site_id; }
 static PyObject *site_get_fb(SiteObject *s, void *c) { Py_INCREF(s->fallback); return s->fallback; }
-/* a store writes its target: PPY_VERIFY must not run the statement twice */
+/* a store writes its target: PPY_VERIFY runs its Python on a copy first (shadow_target) */
 static PyObject *site_get_stateful(SiteObject *s, void *c) { return PyBool_FromLong(s->store != S_NONE); }
 static PyGetSetDef site_getset[] = {
     {"kind", (getter)site_get_kind, NULL, NULL, NULL},

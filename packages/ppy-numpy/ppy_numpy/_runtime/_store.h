@@ -2,12 +2,17 @@
  * `A[i, :] -= expr` (included by _dispatch.c after _strided.h).
  *
  * A store site is called as site(obj, key, *leaves): `obj[key]` is the target (for
- * `a += expr`, `obj` itself; the key is then ignored). The key must be a basic index
+ * `a += expr`, `obj` itself; the key is then ignored); with `views` the arguments after
+ * the key feed the leaves as for a fresh result (take_leaves). The key must be a basic index
  * (ints, slices, Ellipsis, None), so `obj[key]` is a view of `obj`'s memory, which
- * must be an exact, aligned, writeable float64 ndarray that does not overlap itself.
- * For an augmented store the kernel's first leaf is that view (the site computes
- * `t OP expr`). The operands' broadcast shape must broadcast into the target's shape
- * exactly (NumPy's rule for a store; anything else NumPy answers, or raises).
+ * must be an exact, aligned, writeable ndarray of the kernel's dtype that does not
+ * overlap itself (any other dtype is NumPy's: a cast on `=`, same_kind casting or its
+ * UFuncTypeError on `OP=`). For an augmented store the kernel's first leaf is that
+ * view (the site computes `t OP expr`). The operands' broadcast shape must broadcast
+ * into the target's shape exactly (NumPy's rule for a store; anything else NumPy
+ * answers, or raises). float32 and integer kernels (wrapping, NumPy 2's weak Python
+ * scalars) read flat buffers only: every operand and the target C- (or every one
+ * F-) contiguous of the target's shape; a float32 result holding a NaN is NumPy's.
  *
  * Two ways to write:
  *  - direct: the kernel writes into the target (its own strides; rows whose stride
@@ -120,6 +125,15 @@ static int arrays_overlap(PyArrayObject *a, PyArrayObject *b) {
     return alo < bhi && blo < ahi;
 }
 
+/* Is `a` the target itself (the same memory, shape and strides)? An elementwise kernel
+   reads each element before it writes it (the map ABI promises no aliasing). */
+static int same_view(PyArrayObject *a, PyArrayObject *t) {
+    int nd = PyArray_NDIM(t);
+    return PyArray_DATA(a) == PyArray_DATA(t) && PyArray_NDIM(a) == nd
+           && memcmp(PyArray_DIMS(a), PyArray_DIMS(t), sizeof(npy_intp) * nd) == 0
+           && memcmp(PyArray_STRIDES(a), PyArray_STRIDES(t), sizeof(npy_intp) * nd) == 0;
+}
+
 /* May two of the target's elements share memory? (a sufficient test: sorted by
    stride, each axis steps past everything the smaller ones span) */
 static int self_overlapping(PyArrayObject *t) {
@@ -133,12 +147,21 @@ static int self_overlapping(PyArrayObject *t) {
         while (j > 0 && st[j - 1] > s) { st[j] = st[j - 1]; n[j] = n[j - 1]; j--; }
         st[j] = s, n[j] = PyArray_DIM(t, d);
     }
-    npy_intp span = 8;
+    npy_intp span = PyArray_ITEMSIZE(t);
     for (int i = 0; i < m; i++) {
         if (st[i] < span) return 1;
         span += st[i] * (n[i] - 1);
     }
     return 0;
+}
+
+/* The dtype a store site writes: its kernel's (float64, float32, int64 or int32). */
+static int store_type(const SiteObject *s) { return s->f32 ? NPY_FLOAT : s->itype ? s->itype : NPY_DOUBLE; }
+
+/* A scalar leaf ('s' float64, 'p' float32, 'n' int) into its slot; 0: the guard refuses it. */
+static int scalar_leaf(const SiteObject *s, char leaf, PyObject *o, double *slot) {
+    if (leaf == 'p') return f32_scalar(o, slot);
+    return leaf == 'n' ? int_scalar(o, s->itype, slot) : as_scalar(o, slot);
 }
 
 typedef struct {
@@ -226,11 +249,11 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
             ops[na] = NULL;
             arrays[na] = (char *)&weak[na];
             na++, nweak++;
-        } else if (s->leaves[i] != 's') {
-            if ((r = check_array(leaves[i])) >= 0) return *reason = r, 0;
+        } else if (!strchr("spn", s->leaves[i])) {
+            if ((r = check_array_of(leaves[i], leaf_type(s->leaves[i]))) >= 0) return *reason = r, 0;
             ops[na] = (PyArrayObject *)leaves[i];
             arrays[na++] = PyArray_DATA((PyArrayObject *)leaves[i]);
-        } else if (!as_scalar(leaves[i], &scalars[ns++])) {
+        } else if (!scalar_leaf(s, s->leaves[i], leaves[i], &scalars[ns++])) {
             return *reason = R_SCALAR, 0;
         }
     }
@@ -243,16 +266,21 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
         return *reason = R_SHAPE, 0; /* not NumPy's store broadcast: NumPy answers or raises */
     if (PyArray_SIZE(t) == 0) return *reason = R_EMPTY, 0;
     if (self_overlapping(t)) return *reason = R_LAYOUT, 0;
+    /* An integer kernel never sends a call to Python once it ran (no FP flag, no NaN
+       rule), so it writes in place over an exact alias of the target (`a += b * 3`). */
     int overlap = nweak > 0; /* Python's float arithmetic may raise where NumPy warns */
-    for (int k = 0; k < na && !overlap; k++) overlap = ops[k] && arrays_overlap(ops[k], t);
-    int may = overlap ? 1 : fp_may_raise();
+    for (int k = 0; k < na && !overlap; k++)
+        overlap = ops[k] && arrays_overlap(ops[k], t) && !(s->itype && same_view(ops[k], t));
+    int may = overlap ? 1 : s->itype ? 0 : fp_may_raise();
     if (may < 0) return -1;
     PyArrayObject *out = t;
     int fortran = 0, flat = nweak == 0 && all_flat(ops, na + 1, NPY_ARRAY_C_CONTIGUOUS);
     if (!flat && nweak == 0) flat = fortran = all_flat(ops, na + 1, NPY_ARRAY_F_CONTIGUOUS);
+    if (!flat && (s->f32 || s->itype)) /* float32 and integer kernels read flat buffers only */
+        return *reason = all_c_contiguous(ops, na + 1) ? R_SHAPE : R_LAYOUT, 0;
     if (may) { /* through a temporary laid out as the target when it is flat */
         out = (PyArrayObject *)PyArray_Empty(PyArray_NDIM(t), PyArray_DIMS(t),
-                                             PyArray_DescrFromType(NPY_DOUBLE), fortran);
+                                             PyArray_DescrFromType(store_type(s)), fortran);
         if (out == NULL) return -1;
     }
     int flags = 0;
@@ -260,6 +288,8 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
         run_args ra = {s, arrays, scalars, PyArray_DATA(out), PyArray_SIZE(t), 0, 0.0, 0};
         run_kernel(&ra);
         flags = ra.flags;
+        /* a float32 NaN's bits follow NumPy's operand order (as for a fresh result) */
+        if (s->f32 && f32_has_nan(ra.out, ra.n)) flags = -2;
     } else {
         ops[na] = out;
         plan_operands(ops, na + 1, &p, dims);
@@ -290,8 +320,7 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
 static PyObject *store_vectorcall(SiteObject *s, PyObject *const *args, size_t nargsf, PyObject *kw) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int aug = s->store != S_ASSIGN;
-    if (kw != NULL || nargs != s->nleaves + (aug ? 1 : 2) || nargs > MAXARGS)
-        return fallback(s, R_ARITY, args, nargsf, kw);
+    if (kw != NULL || nargs != s->nargs + 2) return fallback(s, R_ARITY, args, nargsf, kw);
     PyObject *obj = args[0], *view;
     if (Py_TYPE(obj) != &PyArray_Type) return fallback(s, R_TARGET, args, nargsf, kw);
     if (s->store == S_AUG_NAME) {
@@ -304,21 +333,35 @@ static PyObject *store_vectorcall(SiteObject *s, PyObject *const *args, size_t n
         }
     }
     PyArrayObject *t = (PyArrayObject *)view;
-    if (Py_TYPE(view) != &PyArray_Type || PyArray_TYPE(t) != NPY_DOUBLE || !PyArray_ISNBO(PyArray_DESCR(t)->byteorder)
+    if (Py_TYPE(view) != &PyArray_Type || PyArray_TYPE(t) != store_type(s) || !PyArray_ISNBO(PyArray_DESCR(t)->byteorder)
         || !PyArray_ISALIGNED(t) || !PyArray_ISWRITEABLE(t) || PyArray_NDIM(t) == 0) {
         Py_DECREF(view);
         return fallback(s, R_TARGET, args, nargsf, kw);
     }
     PyObject *leaves[MAXARGS];
-    int nl = 0, reason = R_N;
-    if (aug) leaves[nl++] = view;
-    for (Py_ssize_t i = 2; i < nargs; i++) leaves[nl++] = args[i];
+    leaves[0] = view; /* an augmented store's first leaf; the arguments feed the others */
+    int reason = take_leaves(s, args + 2, s->nleaves - aug, leaves + aug);
+    if (reason >= 0) {
+        Py_DECREF(view);
+        return fallback(s, reason, args, nargsf, kw);
+    }
+    reason = R_N;
     int done = store_into(s, t, leaves, &reason);
+    release_leaves(s, leaves + aug, s->nleaves - aug);
     Py_DECREF(view);
     if (done < 0) return NULL;
     if (done == 0) return fallback(s, reason, args, nargsf, kw);
     s->fast++;
     return s->store == S_AUG_NAME ? Py_NewRef(obj) : Py_NewRef(Py_None);
+}
+
+/* PPY_VERIFY: a copy of a store's `obj` (its layout kept) that the statement's Python
+   may write in its place; None for an object this site never writes. */
+static PyObject *site_shadow_target(SiteObject *s, PyObject *obj) {
+    if (s->store == S_NONE || Py_TYPE(obj) != &PyArray_Type
+        || PyDataType_REFCHK(PyArray_DESCR((PyArrayObject *)obj)))
+        Py_RETURN_NONE;
+    return PyArray_NewCopy((PyArrayObject *)obj, NPY_KEEPORDER);
 }
 
 /* Module init: numpy's errstate contextvar and the warnings module. */

@@ -12,15 +12,16 @@
  * Elementwise values do not depend on the order of iteration; the bits of a NaN
  * that meets another NaN in an add or multiply do (x86 keeps the first operand's,
  * and NumPy's operand order depends on the length of each of its inner-loop calls,
- * which differ here). So a float result holding any NaN is handed back to NumPy.
+ * which may differ here). So a float result holding a NaN is handed back to NumPy,
+ * unless every row is shown to meet NumPy's order (`strided_rows`).
+ * A kernel with a `_splat` entry (ppy-llvm: float64 maps without library loops) reads
+ * an operand broadcast along the row from PPY_SPLAT copies of its value instead (no
+ * filled row, one call per row where rows need no chunking; `splat_entry`).
  * Kernels that call NumPy's own loops (sin, power ...) take this path only when
  * every operand row is in place (stride 8): NumPy's loops may pick another code path
  * for other strides.
  */
 #define PPY_SCRATCH 1024
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 typedef struct {
     int nd, na;
@@ -98,12 +99,26 @@ static void coalesce(strided_plan *p) {
     p->nd = out;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+#define PPY_WIDE_STORES __attribute__((target_clones("avx", "default")))
+#define PPY_WIDE_INT __attribute__((target_clones("avx2", "default")))
+#else
+#define PPY_WIDE_STORES
+#define PPY_WIDE_INT
+#endif
+
+/* buf[0..n) = v (32-byte stores where the CPU has them: a row-broadcast operand is
+   filled once per row). */
+PPY_WIDE_STORES static void fill(double *restrict buf, double v, npy_intp n) {
+    for (npy_intp i = 0; i < n; i++) buf[i] = v;
+}
+
 /* buf[0..n) = the n doubles at src, src+st, ... (st = 0: one value repeated). */
 static void gather(double *restrict buf, const char *src, npy_intp st, npy_intp n) {
     if (st == 0) {
         double v;
         memcpy(&v, src, 8);
-        for (npy_intp i = 0; i < n; i++) buf[i] = v;
+        fill(buf, v, n);
     } else if (st % 8 == 0) {
         const double *s = (const double *)src;
         npy_intp e = st / 8;
@@ -113,23 +128,35 @@ static void gather(double *restrict buf, const char *src, npy_intp st, npy_intp 
     }
 }
 
-/* Any NaN in row[0..n)? An unordered compare (an SNaN there raises invalid, which at
-   worst sends the call back to NumPy too); by hand, as GCC keeps such loops scalar. */
-static int row_has_nan(const double *row, npy_intp n) {
-    npy_intp i = 0;
-    int any = 0;
-#ifdef __SSE2__
-    __m128d acc = _mm_setzero_pd();
-    for (; i + 8 <= n; i += 8) {
-        __m128d a = _mm_loadu_pd(row + i), b = _mm_loadu_pd(row + i + 2);
-        __m128d c = _mm_loadu_pd(row + i + 4), d = _mm_loadu_pd(row + i + 6);
-        acc = _mm_or_pd(acc, _mm_or_pd(_mm_or_pd(_mm_cmpunord_pd(a, a), _mm_cmpunord_pd(b, b)),
-                                       _mm_or_pd(_mm_cmpunord_pd(c, c), _mm_cmpunord_pd(d, d))));
+/* Any NaN in row[0..n)? From the bits, without an FP compare (no flag, even for a
+   signalling NaN): (bits & 0x7FF...F) + 0x000F...F has bit 63 set exactly for a NaN,
+   integer lanes the compiler vectorizes (AVX2 where the CPU has it). */
+PPY_WIDE_INT static int row_has_nan(const double *row, npy_intp n) {
+    uint64_t any = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &row[i], 8);
+        any |= (b & 0x7FFFFFFFFFFFFFFFull) + 0x000FFFFFFFFFFFFFull;
     }
-    any = _mm_movemask_pd(acc) != 0;
-#endif
-    for (; i < n; i++) any |= row[i] != row[i];
-    return any;
+    return (int)(any >> 63);
+}
+
+/* The copies of a row-broadcast value the _splat entry reads (ppy-llvm _codegen.VEC). */
+#define PPY_SPLAT 8
+
+/* Whether the site's _splat entry serves `p` (an operand broadcast along the row):
+   then `ext` is its scalars, the job's, then per operand the index mask (int64 bits)
+   -1 (read in place or gathered) or 0 (its PPY_SPLAT copies). */
+static int splat_entry(const SiteObject *s, const strided_plan *p, const double *scalars, double *ext) {
+    int ns = 0, broadcast = 0;
+    for (int i = 0; i < s->nleaves; i++)
+        if (s->leaves[i] == 's') ext[ns] = scalars[ns], ns++;
+    for (int k = 0; k < p->na; k++) {
+        int64_t mask = p->strides[k][p->nd - 1] == 0 ? 0 : -1;
+        broadcast |= mask == 0;
+        memcpy(&ext[ns + k], &mask, 8);
+    }
+    return broadcast;
 }
 
 typedef struct {
@@ -138,10 +165,98 @@ typedef struct {
     char *const *bases;
     const double *scalars;
     char *out;
+    int order; /* every row meets NumPy's operand order: see strided_rows */
+    const double *splat; /* NULL, or the scalars of the kernel's _splat entry (splat_entry) */
 } strided_job;
 
+/* A row's chunk (a multiple of PPY_SCRATCH: its scratch rows stay in L1/L2) and its
+   scratch: the chunk and the up to 8 elements a last chunk takes along. */
+#define PPY_ROW_CHUNK (4 * PPY_SCRATCH)
+#define PPY_ROW_BUF (PPY_ROW_CHUNK + 8)
+/* The chunk of rows with an operand broadcast along them, whose value is stored into
+   a scratch row once per row: the kernel is called more often, on fewer stores. */
+#define PPY_FILL_CHUNK 256
+
+/* How each operand of a strided job reaches the kernel. */
+enum { OP_IN_PLACE, OP_CONSTANT, OP_ROW_BROADCAST, OP_GATHER, OP_TWIN };
+
+typedef struct {
+    char *row[MAXARGS];     /* the operand's current row */
+    double *buf[MAXARGS];   /* its scratch row (a twin shares the first one's) */
+    int mode[MAXARGS];
+    uint64_t held[MAXARGS]; /* the bits a row-broadcast scratch is filled with */
+    int filled[MAXARGS];
+    npy_intp idx[NPY_MAXDIMS]; /* the current row's index over the outer axes */
+} row_operands;
+
+/* Set up `o` at row r0: scratch rows from `scratch`, constants filled once; an operand
+   equal to an earlier one not in place (same memory and strides: `x[:, None]` twice)
+   is its twin and reads its scratch. */
+static void start_rows(const strided_job *job, int64_t r0, double *scratch, row_operands *o) {
+    const strided_plan *p = job->p;
+    int na = p->na, nd = p->nd, g = 0;
+    npy_intp rest = r0;
+    for (int d = nd - 2; d >= 0; d--) { o->idx[d] = rest % p->shape[d]; rest /= p->shape[d]; }
+    for (int k = 0; k < na; k++) {
+        o->row[k] = job->bases[k];
+        for (int d = 0; d < nd - 1; d++) o->row[k] += o->idx[d] * p->strides[k][d];
+        o->filled[k] = 0;
+        npy_intp st = p->strides[k][nd - 1];
+        o->mode[k] = st == 8 ? OP_IN_PLACE : st == 0 ? OP_ROW_BROADCAST : OP_GATHER;
+        if (o->mode[k] == OP_IN_PLACE) continue;
+        for (int j = 0; j < k && o->mode[k] != OP_TWIN; j++) {
+            int same = o->mode[j] != OP_IN_PLACE && o->mode[j] != OP_TWIN && job->bases[j] == job->bases[k];
+            for (int d = 0; same && d < nd; d++) same = p->strides[j][d] == p->strides[k][d];
+            if (same) o->mode[k] = OP_TWIN, o->buf[k] = o->buf[j];
+        }
+        if (o->mode[k] == OP_TWIN) continue;
+        o->buf[k] = scratch + (size_t)PPY_ROW_BUF * g++;
+        int constant = 1;
+        for (int d = 0; d < nd; d++) constant &= p->strides[k][d] == 0;
+        if (constant) o->mode[k] = OP_CONSTANT, gather(o->buf[k], job->bases[k], 0, PPY_ROW_BUF);
+    }
+}
+
+static int bits_nan(uint64_t bits) { return (bits & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; }
+
+/* Fill the row-broadcast scratch rows for the current row, where its value changed;
+   whether a broadcast value of the row (or a constant) is NaN. */
+static int fill_row(const strided_plan *p, row_operands *o, npy_intp width) {
+    int nan = 0;
+    for (int k = 0; k < p->na; k++) {
+        uint64_t bits;
+        if (o->mode[k] != OP_ROW_BROADCAST && o->mode[k] != OP_CONSTANT) continue;
+        memcpy(&bits, o->row[k], 8);
+        nan |= bits_nan(bits);
+        if (o->mode[k] == OP_CONSTANT || (o->filled[k] && bits == o->held[k])) continue;
+        gather(o->buf[k], o->row[k], 0, width);
+        o->held[k] = bits, o->filled[k] = 1;
+    }
+    return nan;
+}
+
+/* Whether a row of [r0, r1) of the output holds a NaN. */
+static int rows_have_nan(const strided_job *job, int64_t r0, int64_t r1) {
+    npy_intp L = job->p->shape[job->p->nd - 1];
+    for (int64_t r = r0; r < r1; r++)
+        if (row_has_nan((const double *)(job->out + r * L * 8), L)) return 1;
+    return 0;
+}
+
 /* Rows [r0, r1) of a job; *status = 1 if a float result row holds a NaN, -1 if out
-   of memory, else 0. Runs without the GIL, on any thread of the pool. */
+   of memory, else 0. Runs without the GIL, on any thread of the pool. A float row
+   goes to the kernel in chunks of PPY_ROW_CHUNK (a multiple of the kernels' block and
+   of 8; a last chunk of 8 elements or fewer joins the one before), each scanned for
+   NaN while it is still in cache. So every element of a row meets the operand order
+   of a NumPy loop call over the row (its vector body; its scalar tail, the last
+   n % 8; a call of 8 elements or fewer as such) and the kernel's blocks over it. In
+   an `order` job NumPy's calls are such rows, or span whole rows of a length that is
+   a multiple of 8 (the same order); its operands are in place or broadcast values,
+   the order of whose operations cannot matter while no broadcast value is NaN and no
+   invalid operation made a NaN: then a NaN result is NumPy's and is not scanned (a
+   row with a NaN broadcast value is; after an invalid flag, every row). An operand
+   broadcast along the row (stride 0 there) is filled once per row, and only when its
+   value changes. */
 static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     const strided_job *job = ctx;
     const strided_plan *p = job->p;
@@ -151,47 +266,52 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     for (int k = 0; k < na; k++) gathers += p->strides[k][nd - 1] != 8;
     double *scratch = NULL;
     *status = 0.0;
-    if (gathers && (scratch = PyMem_RawMalloc(sizeof(double) * PPY_SCRATCH * (size_t)gathers)) == NULL) {
+    if (gathers && (scratch = PyMem_RawMalloc(sizeof(double) * PPY_ROW_BUF * (size_t)gathers)) == NULL) {
         *status = -1.0;
         return;
     }
-    char *row[MAXARGS], *args[MAXARGS];
-    int constant[MAXARGS]; /* stride 0 on every axis (a broadcast float): filled once */
-    npy_intp idx[NPY_MAXDIMS] = {0}, rest = r0;
-    for (int d = nd - 2; d >= 0; d--) { idx[d] = rest % p->shape[d]; rest /= p->shape[d]; }
-    for (int k = 0, g = 0; k < na; k++) {
-        row[k] = job->bases[k];
-        for (int d = 0; d < nd - 1; d++) row[k] += idx[d] * p->strides[k][d];
-        constant[k] = 0;
-        if (p->strides[k][nd - 1] == 8) continue;
-        constant[k] = 1;
-        for (int d = 0; d < nd; d++) constant[k] &= p->strides[k][d] == 0;
-        if (constant[k]) gather(scratch + (size_t)PPY_SCRATCH * g, job->bases[k], 0, PPY_SCRATCH);
-        g++;
+    row_operands o;
+    char *args[MAXARGS];
+    start_rows(job, r0, scratch, &o);
+    int splat = job->splat != NULL;
+    ppy_map_fn kernel = (ppy_map_fn)(splat ? s->splat : s->kernel);
+    const double *scalars = splat ? job->splat : job->scalars;
+    npy_intp step = gathers || s->kind == K_MAP ? PPY_ROW_CHUNK : L;
+    int chunked = !job->order; /* rows scanned for NaN while in cache, gathered ones */
+    for (int k = 0; k < na; k++) {
+        chunked |= o.mode[k] == OP_GATHER;
+        if (o.mode[k] == OP_ROW_BROADCAST && !splat) step = PPY_FILL_CHUNK; /* a short fill */
     }
-    ppy_map_fn kernel = (ppy_map_fn)s->kernel;
-    for (npy_intp r = r0; r < r1; r++) {
+    if (splat && !chunked) step = L; /* one call per row, as NumPy's */
+    for (npy_intp r = r0; r < r1 && *status == 0.0; r++) {
         char *orow = job->out + r * L * osize;
-        npy_intp step = gathers ? PPY_SCRATCH : L;
+        int nan_broadcast = fill_row(p, &o, splat ? PPY_SPLAT : L < step + 8 ? L : step + 8);
+        int scan = s->kind == K_MAP && (nan_broadcast || !job->order);
         for (npy_intp c0 = 0; c0 < L; c0 += step) {
-            npy_intp len = L - c0 < step ? L - c0 : step;
-            for (int k = 0, g = 0; k < na; k++) {
+            npy_intp len = L - c0 <= step + 8 ? L - c0 : step;
+            for (int k = 0; k < na; k++) {
                 npy_intp st = p->strides[k][nd - 1];
-                if (st == 8) { args[k] = row[k] + c0 * 8; continue; }
-                double *buf = scratch + (size_t)PPY_SCRATCH * g++;
-                if (!constant[k]) gather(buf, row[k] + c0 * st, st, len);
-                args[k] = (char *)buf;
+                if (o.mode[k] == OP_IN_PLACE) { args[k] = o.row[k] + c0 * 8; continue; }
+                if (o.mode[k] == OP_GATHER) gather(o.buf[k], o.row[k] + c0 * st, st, len);
+                args[k] = (char *)o.buf[k];
             }
-            kernel(args, job->scalars, orow + c0 * osize, 0, len, s->loops);
+            char *out = orow + c0 * osize;
+            kernel(args, scalars, out, 0, len, s->loops);
+            if (scan && row_has_nan((const double *)out, len)) {
+                *status = 1.0;
+                break;
+            }
+            c0 += len - step; /* a last chunk that took the rest along ends the row */
         }
-        if (s->kind == K_MAP && row_has_nan((const double *)orow, L)) { *status = 1.0; break; }
         for (int d = nd - 2; d >= 0; d--) { /* next row: an odometer over the outer axes */
-            for (int k = 0; k < na; k++) row[k] += p->strides[k][d];
-            if (++idx[d] < p->shape[d]) break;
-            for (int k = 0; k < na; k++) row[k] -= p->strides[k][d] * p->shape[d];
-            idx[d] = 0;
+            for (int k = 0; k < na; k++) o.row[k] += p->strides[k][d];
+            if (++o.idx[d] < p->shape[d]) break;
+            for (int k = 0; k < na; k++) o.row[k] -= p->strides[k][d] * p->shape[d];
+            o.idx[d] = 0;
         }
     }
+    if (s->kind == K_MAP && job->order && *status == 0.0 && fetestexcept(FE_INVALID) && rows_have_nan(job, r0, r1))
+        *status = 1.0;
     PyMem_RawFree(scratch);
 }
 
@@ -233,7 +353,11 @@ static int run_rows(SiteObject *s, strided_plan *p,
 }
 
 /* Run the map kernel of `s` over `p` into the C-ordered `out` (see `run_rows`). */
-static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars, char *out) {
-    strided_job job = {s, p, bases, scalars, out};
+static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars, char *out,
+                       int order) {
+    double ext[2 * MAXARGS];
+    int splat = s->splat != NULL && splat_entry(s, p, scalars, ext);
+    strided_job job = {s, p, bases, scalars, out, order, splat ? ext : NULL};
+    s->splat_calls += splat;
     return run_rows(s, p, strided_rows, &job);
 }

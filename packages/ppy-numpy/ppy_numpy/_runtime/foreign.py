@@ -102,8 +102,12 @@ class ForeignLoopSite:
 
     @property
     def stateful(self) -> bool:
-        """A store site (PPY_VERIFY leaves it alone)."""
+        """A store site (PPY_VERIFY runs its Python on a copy of the target first)."""
         return bool(self.site.stateful)
+
+    def shadow_target(self, obj: Any) -> Any:
+        """The site's copy of a store's target for PPY_VERIFY (None: not one it writes)."""
+        return self.site.shadow_target(obj)
 
     def stats(self) -> dict[str, Any]:
         """The site's counters, plus the calls the error state sent to Python."""

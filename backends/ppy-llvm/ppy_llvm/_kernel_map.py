@@ -1,0 +1,198 @@
+"""The body of an elementwise map kernel: which copies of its loop, and their stores.
+
+A float64 map on x86 pins the operand order of every add/sub/mul/div and, where both
+operands may be NaN with different bits, selects the first NaN explicitly
+(`LowerCtx.first_nan_wins`). Those selects cost three instructions per vector, so:
+
+- a map whose library loops (if any) are NumPy's first runs a copy with none of them
+  that records whether any result element is NaN; only then does it run the exact
+  copy again over the whole range (same arithmetic: the same values and FP flags).
+  Every inline op and NumPy loop turns a NaN operand into a NaN result or gives a
+  result that does not depend on the NaN's bits (compares, a select's condition,
+  ``fmax``, ``hypot(nan, inf)``), so a result without NaN is the exact one; a bool
+  result never sees NaN bits and needs no selects at all;
+- another library's loops (SciPy's) are not known to keep NaN: a map calling them,
+  with scalar leaves, has a copy with fewer selects for when no scalar is NaN
+  (`_nan_order`).
+"""
+
+from __future__ import annotations
+
+from ._codegen import BLOCK, VEC, KernelEmit
+from ._host import llc_bytes
+from ._lower import x86_isa
+from ._nan_order import unordered_nodes
+from ._spec import is_foreign_loop
+
+
+def nt_min(streams: int) -> int:
+    """Elements of one task from which a map kernel reading and writing `streams`
+    float64 arrays writes its output with streaming stores: where they fill more than
+    half the last-level cache. Below, plain stores win: a repeated call finds the
+    output buffer it reuses still cached (measured: ``((0.5*x-1.2)*x+3.3)*x-0.7``,
+    32 MiB L3, 5e5 elements 115 µs plain vs 184 µs streaming; at 1e7 streaming wins,
+    benchmarks/numpy_fusion.py)."""
+    return max(llc_bytes() // 2 // (8 * streams), 1 << 15)
+
+
+def emit_map(ke: KernelEmit) -> None:
+    """The map kernel's body (see the module docstring)."""
+    spec = ke.spec
+    pinned = x86_isa() != "" and spec.dtype == "f64" and not spec.fastmath
+    if not pinned:
+        _emit_copy(ke)
+    elif not any(is_foreign_loop(op) for op in spec.loop_ops()):
+        _emit_checked(ke)
+    else:
+        _emit_scalar_split(ke)
+
+
+def _emit_checked(ke: KernelEmit) -> None:
+    """A bool result: one copy in any operand order. A float one: the copy in any
+    order recording NaN results, then (only if one was NaN) the exact copy."""
+    ke.any_order = True
+    if ke.spec.value_is_bool(ke.spec.result) or unordered_nodes(ke.spec) >= frozenset(
+        n for n in ke.spec.nodes if n.op in ("add", "sub", "mul", "div")
+    ):
+        _emit_copy(ke)
+        ke.any_order = False
+        return
+    em = ke.em
+    ke.nan_flag = em.alloca("i1", 1)
+    em.entry_lines.append(f"  store i1 false, ptr {ke.nan_flag}, align 1")
+    exact = em.label("exact")
+    _emit_copy(ke, exact)
+    ke.any_order, ke.nan_flag = False, None
+    em.start_block(exact)
+    _emit_copy(ke)
+
+
+def _emit_scalar_split(ke: KernelEmit) -> None:
+    """Where no scalar leaf is NaN, a copy with fewer first-NaN selects."""
+    em = ke.em
+    scalars = frozenset(k for k, kind in enumerate(ke.spec.leaves) if kind == "scalar")
+    if not scalars or unordered_nodes(ke.spec, scalars) == unordered_nodes(ke.spec):
+        _emit_copy(ke)
+        return
+    nans = []
+    for k in sorted(scalars):  # by the bits: a compare could raise invalid
+        bits = em.assign(f"bitcast double {ke.scalar_val[k]} to i64")
+        mag = em.assign(f"and i64 {bits}, {0x7FFF_FFFF_FFFF_FFFF}")
+        nans.append(em.assign(f"icmp ugt i64 {mag}, {0x7FF0_0000_0000_0000}"))
+    any_nan = nans[0]
+    for more in nans[1:]:
+        any_nan = em.assign(f"or i1 {any_nan}, {more}")
+    general, ordered = em.label("nan_scalar"), em.label("ordered_scalars")
+    em.emit(f"br i1 {any_nan}, label %{general}, label %{ordered}")
+    em.start_block(ordered)
+    ke.nan_free = scalars
+    _emit_copy(ke)
+    ke.nan_free = frozenset()
+    em.start_block(general)
+    _emit_copy(ke)
+
+
+def _finish(ke: KernelEmit, redo: str | None) -> None:
+    """Return; a copy recording NaN results first jumps to `redo` if there was one."""
+    em = ke.em
+    if redo is None or ke.nan_flag is None:
+        em.emit("ret void")
+        return
+    seen = em.assign(f"load i1, ptr {ke.nan_flag}, align 1")
+    done = em.label("done")
+    em.emit(f"br i1 {seen}, label %{redo}, label %{done}")
+    em.start_block(done)
+    em.emit("ret void")
+
+
+def _emit_copy(ke: KernelEmit, redo: str | None = None) -> None:
+    """One copy of the loop over ``[begin, end)``, ending in `_finish`."""
+    em = ke.em
+    bool_out = ke.spec.value_is_bool(ke.spec.result)
+    if not ke.loop_nodes:
+        count = em.assign("sub i64 %end, %begin")
+        ptrs, dest = ke.ptrs_at("%begin"), ke.offset("%out", "%begin", bool_out)
+        if not bool_out and x86_isa() and ke.spec.dtype == "f64":
+            _emit_streaming(ke, count, ptrs, dest, redo)
+        ke.stage(count, ptrs, ke.spec.result, dest, detect=True)
+        _finish(ke, redo)
+        return
+
+    def block(blk: str, _acc: list[str]) -> list[str]:
+        rest = em.assign(f"sub i64 %end, {blk}")
+        small = em.assign(f"icmp slt i64 {rest}, {BLOCK}")
+        count = em.assign(f"select i1 {small}, i64 {rest}, i64 {BLOCK}")
+        ke.materialize(count, ke.ptrs_at(blk), ke.offset("%out", blk, bool_out))
+        return []
+
+    em.counted_loop("%begin", lambda b: em.assign(f"icmp slt i64 {b}, %end"), BLOCK, [], block)
+    _finish(ke, redo)
+
+
+def _emit_streaming(
+    ke: KernelEmit, count: str, ptrs: dict[int, str], dest: str, redo: str | None
+) -> None:
+    """A large float64 output is written with non-temporal (streaming) stores: it goes
+    to memory without first being read into the cache, a fifth less memory traffic
+    for ``a*b + c``. Taken when the task covers at least `nt_min` elements and the
+    output is 8-byte aligned; falls through to the plain loop otherwise.
+
+    Every element keeps the code NumPy's loops give it: vector lanes (operand order
+    of the SIMD body) everywhere but the last ``n % 8`` (the scalar tail). The aligned
+    middle is bracketed by two unaligned vector stores that overlap it (recomputing a
+    pure value gives the same bits and flags)."""
+    em, result, vt = ke.em, ke.spec.result, f"<{VEC} x double>"
+    addr = em.assign(f"ptrtoint ptr {dest} to i64")
+    aligned8 = em.assign(f"icmp eq i64 {em.assign(f'and i64 {addr}, 7')}, 0")
+    streams = 1 + sum(kind == "array" for kind in ke.spec.leaves)
+    large = em.assign(f"icmp sge i64 {count}, {nt_min(streams)}")
+    take = em.assign(f"and i1 {large}, {aligned8}")
+    stream, plain = em.label("stream"), em.label("plain")
+    em.emit(f"br i1 {take}, label %{stream}, label %{plain}")
+    em.start_block(stream)
+    ke.big = True
+    detect = ke.nan_flag is not None
+
+    def store(i: str, nontemporal: bool, acc: list[str]) -> list[str]:
+        v = ke.value(result, VEC, ptrs, i, {})
+        tail = ", align 64, !nontemporal !{i32 1}" if nontemporal else ", align 8"
+        em.emit(f"store {vt} {v}, ptr {ke.offset(dest, i)}{tail}")
+        return [ke.or_nan(acc[0], v, VEC)] if detect else []
+
+    def edge(i: str) -> None:
+        ke.note_nan(store(i, False, ["zeroinitializer"]), VEC)
+
+    count8 = em.assign(f"and i64 {count}, -8")
+    edge("0")
+    mis = em.assign(f"and i64 {em.assign(f'sub i64 0, {addr}')}, 63")
+    peel = em.assign(f"lshr i64 {mis}, 3")  # elements to the next 64-byte boundary
+    span = em.assign(f"and i64 {em.assign(f'sub i64 {count8}, {peel}')}, -8")
+    stop = em.assign(f"add i64 {peel}, {span}")
+    _, acc = em.counted_loop(
+        peel,
+        lambda i: em.assign(f"icmp slt i64 {i}, {stop}"),
+        VEC,
+        ke.nan_carried(detect, VEC),
+        lambda i, a: store(i, True, a),
+    )
+    ke.note_nan(acc, VEC)
+    edge(em.assign(f"sub i64 {count8}, {VEC}"))
+
+    def scalar(j: str, a: list[str]) -> list[str]:
+        v = ke.value(result, 1, ptrs, j, {})
+        em.emit(f"store double {v}, ptr {ke.offset(dest, j)}, align 8")
+        return [ke.or_nan(a[0], v, 1)] if detect else []
+
+    _, acc = em.counted_loop(
+        count8,
+        lambda j: em.assign(f"icmp slt i64 {j}, {count}"),
+        1,
+        ke.nan_carried(detect, 1),
+        scalar,
+    )
+    ke.note_nan(acc, 1)
+    em.declare("declare void @llvm.x86.sse.sfence()")
+    em.emit("call void @llvm.x86.sse.sfence()")
+    _finish(ke, redo)
+    ke.big = False
+    em.start_block(plain)

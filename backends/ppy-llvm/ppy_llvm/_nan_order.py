@@ -1,0 +1,55 @@
+"""Which arithmetic nodes need x86's first-NaN rule made explicit.
+
+`LowerCtx.first_nan_wins` pins which NaN an add/sub/mul/div returns when both of its
+operands are NaN (LLVM's code generator was seen swapping the operands of the pinned
+instruction). That select is needed only where both operands can be NaN with
+different bits. Each value gets a NaN class: None where it is never NaN (a non-NaN
+constant, a leaf the caller proved non-NaN), else a label such that two NaN values of
+one label always have the same bits:
+
+- a leaf is its own label;
+- ``u op w`` with ``w`` never NaN (or both of one label) keeps ``u``'s label: when that
+  leaf is NaN, every value of its label is the leaf's NaN quieted (x86 returns the NaN
+  operand's bits when the other is not NaN); when it is not, a NaN of the label was
+  made by an invalid operation, which always gives x86's default NaN;
+- ``x*x``, ``sqrt(x)`` and ``1/x`` likewise keep ``x``'s label;
+- anything else (``-x`` flips a NaN's sign, library loops, selects) is a new label.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ._spec import POW_FAST, KernelSpec, Node, const_value
+
+_ARITH = frozenset({"add", "sub", "mul", "div"})
+_KEEPS_LABEL = frozenset({"square", "sqrt", "reciprocal"})
+
+
+def _class_of(spec: KernelSpec, vid: int, node: Node, classes: list[int | None]) -> int | None:
+    if node.op == "const":
+        return None if const_value(spec, vid) == const_value(spec, vid) else vid
+    if node.op in _ARITH:
+        a, b = (classes[x] for x in node.args)
+        return a if b is None or a == b else b if a is None else vid
+    kind = node.attr("op") if node.op == "unary" else None
+    if node.op == "pow" and node.attr("scalar_fast_path", False):
+        kind = POW_FAST.get(const_value(spec, node.args[1]))  # type: ignore[arg-type]
+    return classes[node.args[0]] if kind in _KEEPS_LABEL else vid
+
+
+@functools.cache
+def unordered_nodes(spec: KernelSpec, nan_free: frozenset[int] = frozenset()) -> frozenset[Node]:
+    """The add/sub/mul/div nodes of `spec` whose two operands are never both NaN with
+    different bits, given that the leaves `nan_free` are never NaN: their result has
+    the same bits whichever operand x86 takes first."""
+    nl = len(spec.leaves)
+    classes: list[int | None] = [None if k in nan_free else k for k in range(nl)]
+    free: set[Node] = set()
+    for k, node in enumerate(spec.nodes):
+        if node.op in _ARITH:
+            a, b = (classes[x] for x in node.args)
+            if a is None or b is None or a == b:
+                free.add(node)
+        classes.append(_class_of(spec, nl + k, node, classes))
+    return frozenset(free)

@@ -1,0 +1,168 @@
+"""Deferred views: a site takes basic views of names itself, the fallback in place.
+
+`np.sqrt((x[:, None] - x[None, :])**2 + (y[:, None] - y[None, :])**2)` reads `y[:, None]`
+after two operations. Evaluating it before them (the site call evaluates its arguments
+first) would run an unknown object's `__getitem__` out of Python's order. So where every
+leaf of a speculative tree is a name or a basic view of a *steady* name (below), and the
+library's runtime adapter `takes_views`, the site call passes the names only (`x`, `y`,
+each once) and the manifest says, per kernel leaf, which argument it reads and which
+basic index of it (`views`). The adapter takes the view itself on an exact array of its
+library (no effect: nothing of the program runs); anything else falls back, and the
+fallback expression evaluates `y[:, None]` where Python does. Identical views are one
+kernel operand (reading a view twice or once is the same).
+
+Steady: a function's parameter, or a local its body binds at the top level on an earlier
+line, never deleted (`del`, `except E as name`) nor rebound from a nested function
+(`nonlocal`): reading it before the operations that precede it in Python gives the same
+object and cannot raise. Every other leaf of such a tree is a name, so the call runs no
+code of the program before the operations either. The core describes an index as syntax
+(literal slice bounds, new axes); no library is named.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+
+#: per item of an index: a slice's [lower, upper, step], or None (a new axis)
+Index = list[list[int | None] | None]
+
+
+def view_of(node: ast.expr) -> tuple[str, int] | None:
+    """(name, indices) of a basic slice of a name, ``A[1:-1, :-2]``, ``x[:, None]``
+    (literal int bounds, new axes, no integer index): stencils and broadcasts read
+    several. Once one read of `A` with that many indices succeeded, another cannot fail
+    on an array (slices clip) and has no effect."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+        return None
+    parts = _parts(node)
+    for part in parts:
+        if isinstance(part, ast.Constant) and part.value is None:
+            continue  # a new axis: `x[:, None]`
+        if not isinstance(part, ast.Slice):
+            return None
+        for bound in (part.lower, part.upper, part.step):
+            if bound is not None and _int_value(bound) is None:
+                return None
+    return node.value.id, len(parts)
+
+
+def index_record(node: ast.Subscript) -> Index:
+    """The manifest's form of a basic view's index: ``x[1:-1, None]`` is
+    ``[[1, -1, None], None]``."""
+    out: Index = []
+    for part in _parts(node):
+        if isinstance(part, ast.Slice):
+            out.append([_bound(b) for b in (part.lower, part.upper, part.step)])
+        else:
+            out.append(None)
+    return out
+
+
+def steady_names(func: ast.FunctionDef) -> dict[str, int]:
+    """Steady names of `func` (module docstring) -> the line after which they are bound
+    (0 for parameters)."""
+    args = func.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = {a.arg: 0 for a in params if a is not None}
+    for stmt in func.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for name in _names(target):
+                    found.setdefault(name, stmt.end_lineno or stmt.lineno)
+    unsteady = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+            unsteady.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:  # unbound after the handler
+            unsteady.add(node.name)
+        elif isinstance(node, ast.Nonlocal | ast.Global):
+            unsteady.update(node.names)
+    return {k: v for k, v in found.items() if k not in unsteady}
+
+
+def deferrable(node: ast.expr, steady: Mapping[str, int]) -> bool:
+    """Is `node` a basic view of a name bound steadily before its line?"""
+    view = view_of(node)
+    return view is not None and steady.get(view[0], node.lineno) < node.lineno
+
+
+def share(
+    leaves: list[ast.expr], repeats: dict[int, int], deferred: set[int]
+) -> tuple[list[ast.expr], dict[int, int]]:
+    """`leaves` with each deferred view that repeats an earlier one (same name, same
+    index) taken out: its occurrences join `repeats` (id -> the kept leaf's index)."""
+    unique: list[ast.expr] = []
+    first: dict[str, int] = {}
+    old = {index: [k for k, v in repeats.items() if v == index] for index in set(repeats.values())}
+    moved: dict[int, int] = {}
+    for i, leaf in enumerate(leaves):
+        key = ast.dump(leaf) if id(leaf) in deferred else None
+        if key is not None and key in first:
+            for node_id in [id(leaf), *old.get(i, ())]:
+                moved[node_id] = first[key]
+            continue
+        if key is not None:
+            first[key] = len(unique)
+        for node_id in old.get(i, ()):
+            moved[node_id] = len(unique)
+        unique.append(leaf)
+    return unique, moved
+
+
+def arguments(
+    leaves: Iterable[ast.expr], deferred: set[int]
+) -> tuple[list[ast.expr], list[tuple[int, ast.Subscript | None]]]:
+    """The site call's arguments and, per leaf, (its argument, the view taken of it or
+    None): a deferred view passes its name (once per name), any other leaf itself."""
+    args: list[ast.expr] = []
+    by_name: dict[str, int] = {}
+    sources: list[tuple[int, ast.Subscript | None]] = []
+    for leaf in leaves:
+        if id(leaf) in deferred and isinstance(leaf, ast.Subscript):
+            name = leaf.value
+            assert isinstance(name, ast.Name)
+            if name.id not in by_name:
+                by_name[name.id] = len(args)
+                args.append(name)
+            sources.append((by_name[name.id], leaf))
+        else:
+            sources.append((len(args), None))
+            args.append(leaf)
+    return args, sources
+
+
+def _parts(node: ast.Subscript) -> list[ast.expr]:
+    return node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+def _int_value(node: ast.expr) -> int | None:
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative:
+        node = node.operand  # type: ignore[attr-defined]
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return -node.value if negative else node.value
+    return None
+
+
+def _bound(node: ast.expr | None) -> int | None:
+    return None if node is None else _int_value(node)
+
+
+def _names(target: ast.expr) -> Iterable[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            yield from _names(element)
+
+
+__all__ = [
+    "Index",
+    "arguments",
+    "deferrable",
+    "index_record",
+    "share",
+    "steady_names",
+    "view_of",
+]
