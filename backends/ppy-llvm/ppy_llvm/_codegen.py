@@ -15,6 +15,14 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
        index i & m_j, m_j the int64 bits of scalars[ns + j] (ns: the scalar leaves), 0
        or -1: an operand broadcast along the row (m_j = 0) is a buffer of VEC copies of
        its value, filled once per row instead of a whole row */
+    /* a float64 kernel with `_nan_order.swap_nodes` also exports
+       int NAME_swaps(int64_t *out) (`_kernel_map.elision_table`): writes flags (1: the
+       map entries' exact copy reads the int64 bits of the slot after their scalars
+       (and masks), bit j set where NumPy elides the j-th swap node's temporary in this
+       call; 2: they do not, a NaN result of such a call goes to NumPy; | 4: the result's
+       node is the only swap node), then per swap node (at most 32) its left operand's
+       array leaf and its right side's array leaves (bit k: array leaf k); returns the
+       count of int64 written (at most 65) */
 
 Elements computed by a NumPy loop (``sin``, ``power`` ...) are evaluated block
 by block (`BLOCK` elements, a multiple of every SIMD width, blocks starting at
@@ -30,7 +38,7 @@ from dataclasses import dataclass, field
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering
 from ._lower_int import lower_int
-from ._nan_order import unordered_nodes
+from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, loop_name
 
 BLOCK = 256
@@ -64,6 +72,8 @@ class KernelEmit:
     nan_flag: str | None = None  # an i1 alloca: some result element was NaN
     masked: bool = False  # the _splat entry: array leaves read at index & mask
     masks: dict[int, str] = field(default_factory=dict)  # array leaf -> i64 mask
+    #: i64 SSA, or "": the elision bits (`load_elide`)
+    elide: str = ""
 
     @property
     def loop_nodes(self) -> list[int]:
@@ -78,7 +88,10 @@ class KernelEmit:
             if self.any_order
             else unordered_nodes(self.spec, self.nan_free)
         )
-        return LowerCtx(self.em, width, not self.spec.fastmath, self.spec, self.big, unordered)
+        swap = swap_nodes(self.spec) if self.elide else {}
+        return LowerCtx(
+            self.em, width, not self.spec.fastmath, self.spec, self.big, unordered, self.elide, swap
+        )
 
     def load_leaves(self) -> None:
         """Load array base pointers and scalar values in the entry block."""
@@ -116,6 +129,13 @@ class KernelEmit:
                 ):
                     self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
             self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
+
+    def load_elide(self) -> str:
+        """The elision bits (this module's ABI), after the scalars (and the masks)."""
+        ns = sum(kind == "scalar" for kind in self.spec.leaves)
+        at = ns + len(self.base) if self.masked else ns
+        slot = self.em.assign(f"getelementptr i64, ptr %scalars, i64 {at}")
+        return self.em.assign(f"load i64, ptr {slot}, align 8", "elide")
 
     def _load_masks(self, ns: int) -> None:
         """The _splat entry's index mask per array leaf, after the `ns` scalars."""

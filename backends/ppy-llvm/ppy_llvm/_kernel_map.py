@@ -10,7 +10,9 @@ operands may be NaN with different bits, selects the first NaN explicitly
   Every inline op and NumPy loop turns a NaN operand into a NaN result or gives a
   result that does not depend on the NaN's bits (compares, a select's condition,
   ``fmax``, ``hypot(nan, inf)``), so a result without NaN is the exact one; a bool
-  result never sees NaN bits and needs no selects at all;
+  result never sees NaN bits and needs no selects at all; the exact copy flips the
+  NaN order of `_nan_order.swap_nodes` where NumPy elides a temporary (bits the
+  dispatcher passes, `elision_table`);
 - another library's loops (SciPy's) are not known to keep NaN: a map calling them,
   with scalar leaves, has a copy with fewer selects for when no scalar is NaN
   (`_nan_order`).
@@ -21,8 +23,8 @@ from __future__ import annotations
 from ._codegen import BLOCK, VEC, KernelEmit
 from ._host import llc_bytes
 from ._lower import x86_isa
-from ._nan_order import unordered_nodes
-from ._spec import is_foreign_loop
+from ._nan_order import swap_nodes, unordered_nodes
+from ._spec import KernelSpec, is_foreign_loop
 
 
 def nt_min(streams: int) -> int:
@@ -64,7 +66,10 @@ def _emit_checked(ke: KernelEmit) -> None:
     _emit_copy(ke, exact)
     ke.any_order, ke.nan_flag = False, None
     em.start_block(exact)
+    if follows_elision(ke.spec):  # read only where a NaN was seen
+        ke.elide = ke.load_elide()
     _emit_copy(ke)
+    ke.elide = ""
 
 
 def _emit_scalar_split(ke: KernelEmit) -> None:
@@ -196,3 +201,35 @@ def _emit_streaming(
     _finish(ke, redo)
     ke.big = False
     em.start_block(plain)
+
+
+#: the most swap nodes a kernel follows NumPy's elision in (bits of one int64 slot)
+SWAPS_MAX = 32
+
+
+def follows_elision(spec: KernelSpec) -> bool:
+    """Whether the map entries' exact copy reads the elision bits (`_codegen`'s ABI)."""
+    return (
+        0 < len(swap_nodes(spec)) <= SWAPS_MAX
+        and spec.reduce is None
+        and x86_isa() != ""
+        and spec.dtype == "f64"
+        and not spec.fastmath
+        and not spec.value_is_bool(spec.result)
+        and not any(is_foreign_loop(op) for op in spec.loop_ops())
+    )
+
+
+def elision_table(spec: KernelSpec) -> tuple[int, ...]:
+    """The `swaps` marker's table (`_codegen`'s ABI): (flags, then per swap node its
+    left leaf's ordinal and its right side's leaf bits), or () where NumPy's elision
+    never changes the kernel's NaN bits (no swap node, float32, a bool result)."""
+    swaps = swap_nodes(spec)
+    if not swaps or spec.dtype != "f64" or spec.fastmath or spec.value_is_bool(spec.result):
+        return ()
+    root = spec.result - len(spec.leaves)
+    only_root = root >= 0 and swaps.keys() == {spec.nodes[root]}
+    flags = (1 if follows_elision(spec) else 2) | (4 if only_root else 0)
+    if len(swaps) > SWAPS_MAX:  # no table: any call NumPy may elide in is checked
+        return (flags,)
+    return (flags, *(x for pair in swaps.values() for x in pair))

@@ -7,7 +7,7 @@ from typing import Final
 
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
-from ._kernel_map import emit_map
+from ._kernel_map import elision_table, emit_map
 from ._lower import Lowering
 from ._spec import KernelSpec, loop_name
 
@@ -15,6 +15,8 @@ _ATTRS = "#0"
 MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
 #: the symbol suffix of a float64 map's entry reading row-broadcast operands as splats
 SPLAT: Final = "_splat"
+#: the symbol suffix of the marker of a kernel with `_nan_order.swap_nodes`
+SWAPS: Final = "_swaps"
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
 
 
@@ -23,6 +25,9 @@ def emit_kernel(
 ) -> str:
     """The LLVM IR text of kernel `name` for `spec`."""
     text = _emit_kernel(spec, name, lowerings, decls)
+    table = elision_table(spec)
+    if table:
+        text += "\n" + _swaps_marker(name + SWAPS, table)
     if spec.fastmath:  # attribute groups #2/#3: no strictfp
         text = text.replace(" #1", " #3").replace(" #0 {", " #2 {")
     return text
@@ -238,3 +243,12 @@ def module_text(bodies: list[str], decls: set[str]) -> str:
         "attributes #3 = { nounwind }",
     ]
     return "\n".join([*sorted(decls), *bodies, *groups, ""])
+
+
+def _swaps_marker(name: str, table: tuple[int, ...]) -> str:
+    """``int NAME_swaps(int64_t *out)``: writes `table`, returns its length."""
+    lines = [f"define i32 @{name}(ptr %out) {{"]
+    for k, value in enumerate(table):
+        lines.append(f"  %p{k} = getelementptr i64, ptr %out, i64 {k}")
+        lines.append(f"  store i64 {value}, ptr %p{k}, align 8")
+    return "\n".join([*lines, f"  ret i32 {len(table)}", "}", ""])

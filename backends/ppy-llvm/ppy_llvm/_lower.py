@@ -13,7 +13,7 @@ import functools
 import platform
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._irtext import STRICT_ATTR, Emitter, f64_literal
 from ._spec import POW_FAST, KernelSpec, Node, const_value
@@ -34,6 +34,16 @@ class LowerCtx:
     #: arithmetic nodes whose operands are never both NaN with different bits
     #: (`_nan_order.unordered_nodes`): they need no first-NaN select
     unordered: frozenset[Node] = frozenset()
+    #: i64 SSA, or "": bit j set where NumPy's temporary elision swaps the j-th of
+    #: `swap` (`_nan_order.swap_nodes`) in this call
+    elide: str = ""
+    swap: Mapping[Node, tuple[int, int]] = field(default_factory=dict)
+
+    def swapped(self, node: Node) -> str:
+        """i1: NumPy runs `node` (a swap node) as ``np.add(r, l, out=r)`` here."""
+        j = list(self.swap).index(node)
+        seen = self.em.assign(f"and i64 {self.elide}, {1 << j}")
+        return self.em.assign(f"icmp ne i64 {seen}, 0")
 
     def scalar_like(self, vid: int) -> bool:
         """Whether NumPy sees value `vid` as a broadcast scalar (stride 0)."""
@@ -69,15 +79,18 @@ class LowerCtx:
             return lit
         return "<" + ", ".join([f"{self.et} {lit}"] * self.width) + ">"
 
-    def binop(self, kind: str, a: str, b: str, ordered: bool = True) -> str:
+    def binop(
+        self, kind: str, a: str, b: str, ordered: bool = True, first: str | None = None
+    ) -> str:
         """fadd/fsub/fmul/fdiv, strict or fast. Strict x86 code pins the instruction
         and its operand order (`pinned_binop`); `ordered` False: `a` and `b` are never
-        both NaN with different bits, so which one x86 takes first does not matter."""
+        both NaN with different bits, so which one x86 takes first does not matter;
+        `first`: the operand whose NaN wins (default `a`)."""
         if not self.strict:
             return self.em.assign(f"{kind} fast {self.ft} {a}, {b}")
         if x86_isa() and self.spec.dtype == "f64":  # float32 NaN results go to NumPy
             result = pinned_binop(self, kind, a, b)
-            return self.first_nan_wins(a, result) if ordered else result
+            return self.first_nan_wins(first or a, result) if ordered else result
         name = f"llvm.experimental.constrained.{kind}.{self.sfx}"
         self.em.declare(f"declare {self.ft} @{name}({self.ft}, {self.ft}, metadata, metadata)")
         return self.em.assign(
@@ -151,13 +164,18 @@ def lower_arith(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     """a op b. x86 returns the first operand's NaN when both are NaN; NumPy's
     add/multiply loops (measured, `tests/test_elementwise.py`) put the *second*
     operand first in their scalar tail (the last n % 8 elements, n > 8), and a
-    broadcast scalar operand first whenever n > 8. We order operands the same way."""
+    broadcast scalar operand first whenever n > 8. We order operands the same way, and
+    flip a swap node's where NumPy elides its right operand's temporary (`ctx.elide`)."""
     a, b = args
     if node.op in ("add", "mul"):
         sa, sb = (ctx.scalar_like(v) for v in node.args)
         if ctx.big and ((sb and not sa) or (not sa and not sb and ctx.width == 1)):
             a, b = b, a
-    return ctx.binop(_ARITH[node.op], a, b, node not in ctx.unordered)
+    ordered = node not in ctx.unordered
+    if ordered and ctx.elide and node in ctx.swap:  # NumPy runs np.add(r, l, out=r)
+        first = ctx.em.assign(f"select i1 {ctx.swapped(node)}, {ctx.ft} {b}, {ctx.ft} {a}")
+        return ctx.binop(_ARITH[node.op], a, b, first=first)
+    return ctx.binop(_ARITH[node.op], a, b, ordered)
 
 
 @functools.cache

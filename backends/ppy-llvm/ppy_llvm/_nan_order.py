@@ -19,6 +19,8 @@ one label always have the same bits:
 from __future__ import annotations
 
 import functools
+import operator
+from collections.abc import Mapping
 
 from ._spec import POW_FAST, KernelSpec, Node, const_value
 
@@ -53,3 +55,26 @@ def unordered_nodes(spec: KernelSpec, nan_free: frozenset[int] = frozenset()) ->
                 free.add(node)
         classes.append(_class_of(spec, nl + k, node, classes))
     return frozenset(free)
+
+
+@functools.cache
+def swap_nodes(spec: KernelSpec) -> Mapping[Node, tuple[int, int]]:
+    """The add/mul nodes whose operands NumPy swaps where it elides a temporary
+    (numpy/_core/src/multiarray/temp_elide.c): ``l + r`` with `l` an array leaf (a
+    name or view, never a temporary) and `r` an array-valued intermediate (a fresh
+    temporary) runs as ``np.add(r, l, out=r)`` where `r` holds >= 256 KiB and has
+    `l`'s shape. Nodes in `unordered_nodes` are left out: there the order cannot
+    matter. Each maps to (`l`'s array leaf ordinal, the bits of `r`'s array leaves,
+    bit j for the j-th array leaf), in the order of `spec.nodes`."""
+    nl, free = len(spec.leaves), unordered_nodes(spec)
+    ordinal = {k: j for j, k in enumerate(k for k, c in enumerate(spec.leaves) if c == "array")}
+    bits: list[int] = [1 << ordinal[k] if k in ordinal else 0 for k in range(nl)]
+    found: dict[Node, tuple[int, int]] = {}
+    for node in spec.nodes:
+        bits.append(functools.reduce(operator.or_, (bits[a] for a in node.args), 0))
+        if node.op not in ("add", "mul") or node in free:
+            continue
+        left, right = node.args
+        if left in ordinal and right >= nl and bits[right]:
+            found.setdefault(node, (ordinal[left], bits[right]))
+    return found

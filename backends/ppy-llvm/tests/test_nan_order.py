@@ -19,9 +19,10 @@ import pytest
 
 from conftest import same_bits
 from ppy_llvm import KernelBuilder, KernelSpec
+from ppy_llvm._kernel_map import elision_table
 from ppy_llvm._kernels import emit_kernel
 from ppy_llvm._lower import default_lowerings, x86_isa
-from ppy_llvm._nan_order import unordered_nodes
+from ppy_llvm._nan_order import swap_nodes, unordered_nodes
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -173,3 +174,30 @@ def test_bits_of_nan_payloads(sites: dict[str, Any], name: str, n: int) -> None:
         with np.errstate(all="ignore"):
             assert same_bits(site(*args), ref(*args)), (name, n, trial)
         assert site.stats()["fast"] == 1
+
+
+def test_swap_nodes_are_numpys_elided_operators() -> None:
+    """``l + r`` / ``l * r`` with `l` an array leaf and `r` an array intermediate: NumPy
+    may run it as ``np.add(r, l, out=r)`` (temporary elision). A temporary on the left,
+    `-`, a scalar-only right side, or operands never both NaN: no swap node. The
+    kernel's marker lists each with its left leaf and its right side's leaves."""
+    b = KernelBuilder()
+    x, s, v, w = b.leaf(), b.leaf("scalar"), b.leaf(), b.leaf()
+    inner = b.op("mul", v, w)
+    spec = b.build(b.op("add", x, inner))
+    assert dict(swap_nodes(spec)) == {spec.nodes[-1]: (0, 0b110)}
+    assert elision_table(spec)[1:] == (0, 0b110)
+    assert elision_table(spec)[0] == (1 if x86_isa() else 2) | 4  # only the result's
+    b = KernelBuilder()
+    x, s, v, w = b.leaf(), b.leaf("scalar"), b.leaf(), b.leaf()
+    left_temp = b.op("add", b.op("mul", b.const(2.0), x), b.op("mul", v, w))
+    minus = b.op("sub", x, b.op("mul", v, w))
+    scalars = b.op("add", x, b.op("mul", s, s))
+    spec = b.build(b.op("mul", b.op("add", left_temp, minus), scalars))
+    assert not swap_nodes(spec)
+    assert elision_table(spec) == ()
+    assert not swap_nodes(triad())
+    assert not swap_nodes(horner())
+    b = KernelBuilder()
+    x = b.leaf()
+    assert not swap_nodes(b.build(b.op("add", x, b.op("mul", x, x))))  # one NaN label

@@ -105,7 +105,6 @@ def test_weak_float_rows_run_by_splat(pair: Pair, n: int) -> None:
     _fast_by_splat(pair, "leapfrog", (v, x, f, -0.0))
 
 
-@pytest.mark.xfail(strict=True, reason="NumPy's temporary elision: known, not modelled")
 def test_two_nans_meeting_where_numpy_elides_a_temporary(pair: Pair) -> None:
     """From 256 KiB NumPy computes ``x + (dt * v)`` in place into the temporary, as
     ``(dt * v) + x``: where two NaNs meet the temporary's wins. The kernels keep the

@@ -65,13 +65,15 @@ def make_site(
     store: str = "",
     views: Sequence[Any] | None = None,
     splat: int = 0,
+    swaps: tuple[int, ...] = (),
 ) -> Any:
     """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d" | "ddd->d")``. With
     `nan_ok` a reduction's NaN result stands (its NaN bits proven NumPy's) when the
     run was serial; otherwise NumPy recomputes a NaN result. A `store` (see
     `NumpyAdapter.store_site`) makes a site writing its statement's target; `views`
     (`RuntimeAdapter.takes_views`) the kernel leaves the site takes from its arguments;
-    `splat` the address of the kernel's entry reading row-broadcast operands (or 0)."""
+    `splat` the address of the kernel's entry reading row-broadcast operands (or 0);
+    `swaps` the kernel's `swaps_table`."""
     import numpy
 
     from . import _dispatch
@@ -94,6 +96,7 @@ def make_site(
         STORES[store],
         view_table(views),
         splat,
+        swaps,
     )
     if not any(":" in name for name, _ in loops):
         return site
@@ -232,6 +235,7 @@ def _site(
         store,
         views,
         splat_address(kernel),
+        swaps_table(kernel),
     )
 
 
@@ -240,18 +244,41 @@ def _site(
 SPLAT_SUFFIX = "_splat"
 
 
-def splat_address(kernel: LoadedKernel) -> int:
-    """The address of `kernel`'s _splat entry in its library, or 0 where it has none."""
+#: the suffix of the marker of a kernel whose NaN order NumPy's temporary elision
+#: swaps (ppy-llvm's `_kernels.SWAPS`)
+SWAPS_SUFFIX = "_swaps"
+
+
+def _entry(kernel: LoadedKernel, suffix: str) -> Any:
+    """`kernel`'s function `suffix` in its library, or None where it has none."""
     import ctypes
 
     symbol = getattr(kernel.signature, "symbol", "")
     if not symbol or not isinstance(kernel.keepalive, ctypes.CDLL):
-        return 0
-    try:
-        fn = getattr(kernel.keepalive, symbol + SPLAT_SUFFIX)
-    except AttributeError:
-        return 0
-    return ctypes.cast(fn, ctypes.c_void_p).value or 0
+        return None
+    return getattr(kernel.keepalive, symbol + suffix, None)
+
+
+def splat_address(kernel: LoadedKernel) -> int:
+    """The address of `kernel`'s _splat entry in its library, or 0 where it has none."""
+    import ctypes
+
+    fn = _entry(kernel, SPLAT_SUFFIX)
+    return 0 if fn is None else ctypes.cast(fn, ctypes.c_void_p).value or 0
+
+
+def swaps_table(kernel: LoadedKernel) -> tuple[int, ...]:
+    """How NumPy's temporary elision meets `kernel` (ppy-llvm's
+    `_kernel_map.elision_table`): () never; else its flags, then per swap node its
+    left operand's array leaf and its right side's array leaves (bits)."""
+    import ctypes
+
+    fn = _entry(kernel, SWAPS_SUFFIX)
+    if fn is None:
+        return ()
+    out = (ctypes.c_int64 * 65)()
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p]
+    return tuple(out[: fn(out)])
 
 
 def create_adapter() -> NumpyAdapter:

@@ -1,7 +1,7 @@
 /* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
  *
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
- *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0)
+ *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0, swaps=())
  *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
@@ -9,6 +9,13 @@
  *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
  *   splat  : 0, or the address of the kernel's entry reading row-broadcast operands as
  *            splats (ppy-llvm's `_splat`: the kernel's scalars, then a mask per operand)
+ *   swaps  : (), or NumPy's temporary elision may swap the NaN order of the kernel's
+ *            add/mul nodes (ppy-llvm's `_kernel_map.elision_table`): (flags, then per
+ *            swap node its left array leaf and its right side's array leaves as bits).
+ *            Flags 1: the map entries follow NumPy given the bits after their scalars
+ *            (elided_nodes) on flat calls and rows in its order, 2: they do not; a call they do
+ *            not follow answers a NaN result from NumPy; | 4: the only swap node is the
+ *            result's
  *   views  : None (leaf i is argument i), or per leaf fed by the arguments (a store's
  *            target is not) (argument, basic index tuple or None): the site takes the
  *            view itself, from an exact ndarray only (take_leaves)
@@ -40,6 +47,10 @@ static const char *reason_names[R_N] = {
     "guard: view"};
 #define MAXARGS 32
 #define GIL_RELEASE_MIN 8192
+/* float64 elements from which NumPy elides a temporary (NPY_MIN_ELIDE_BYTES, 256 KiB) */
+#define PPY_ELIDE_MIN (256 * 1024 / 8)
+#define SWAPS_ROOT_ONLY 4 /* swaps: the result's node is the only one swapped */
+#define SWAPS_MAX 32
 
 typedef struct {
     PyObject_HEAD
@@ -56,6 +67,10 @@ typedef struct {
     int f32;    /* float32 operands ('f') and result; Python numbers ('p') cast to float32 */
     int itype;  /* 0, or NPY_INT64 ('l') / NPY_INT32 ('i') operands and result, ints 'n' */
     int store;  /* S_NONE, or how a store site writes its target (_store.h) */
+    int swaps;  /* 0, or the flags of how NumPy's temporary elision meets the kernel (top) */
+    int nswap;  /* its swap nodes: -1 not listed (any call >= PPY_ELIDE_MIN checked) */
+    int swap_left[SWAPS_MAX];       /* per swap node: its left array leaf, */
+    int64_t swap_right[SWAPS_MAX];  /* and its right side's array leaves (bits) */
     int nargs;  /* the call's arguments (a store's after obj and key) */
     int view_arg[MAXARGS];         /* per leaf fed by the arguments: its argument, */
     PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none) */
@@ -202,12 +217,49 @@ static int all_flat(PyArrayObject *const *ops, int na, int flag) {
     return 1;
 }
 
+/* NumPy's temporary elision in a call with kernel array leaves ops[0..na) (NULL: a
+   Python float, no temporary) and result shape (nd, dims): bit j where it runs swap
+   node j as np.add(r, l, out=r) over the whole result (the kernel follows that with
+   flags 1, as a double's bits); *other set where NumPy elides where the kernel does
+   not follow (over a smaller shape, or flags 2): a NaN result is then NumPy's. */
+static double elided_nodes(const SiteObject *s, PyArrayObject *const *ops, int na, int nd,
+                           const npy_intp *dims, int *other) {
+    int64_t bits = 0;
+    npy_intp size = 1;
+    for (int d = 0; d < nd; d++) size *= dims[d];
+    *other = s->nswap < 0 && size >= PPY_ELIDE_MIN;
+    for (int j = 0; j < s->nswap; j++) {
+        PyArrayObject *l = s->swap_left[j] < na ? ops[s->swap_left[j]] : NULL;
+        if (l == NULL || PyArray_SIZE(l) < PPY_ELIDE_MIN) continue;
+        /* r: the broadcast of its arrays' shapes; NumPy elides where it is l's */
+        int lnd = PyArray_NDIM(l), rnd = 0, fits = 1;
+        npy_intp r[NPY_MAXDIMS];
+        for (int d = 0; d < lnd; d++) r[d] = 1;
+        for (int k = 0; k < na && fits; k++) {
+            if (!((s->swap_right[j] >> k) & 1) || ops[k] == NULL) continue;
+            int knd = PyArray_NDIM(ops[k]);
+            fits = knd <= lnd;
+            rnd = knd > rnd ? knd : rnd;
+            for (int d = 0; fits && d < knd; d++)
+                if (PyArray_DIM(ops[k], d) != 1) r[lnd - knd + d] = PyArray_DIM(ops[k], d);
+        }
+        if (!fits || rnd != lnd || memcmp(r, PyArray_DIMS(l), sizeof(npy_intp) * lnd) != 0) continue;
+        if ((s->swaps & 3) == 1 && lnd == nd && memcmp(dims, r, sizeof(npy_intp) * nd) == 0)
+            bits |= (int64_t)1 << j;
+        else
+            *other = 1;
+    }
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
 #include "_run.h"
 #include "_strided.h"
 #include "_store.h"
 
 static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
-                              const double *scalars, int strict, PyObject *const *args, size_t nargsf,
+                              double *scalars, int strict, PyObject *const *args, size_t nargsf,
                               PyObject *kw);
 
 static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
@@ -229,7 +281,7 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
 static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
                           PyObject *kw) {
     char *arrays[MAXARGS];
-    double scalars[MAXARGS];
+    double scalars[MAXARGS + 1]; /* the scalars, then the elision bits (elided_nodes) */
     PyArrayObject *ops[MAXARGS];
     double weak[MAXARGS];
     ops[0] = NULL;
@@ -252,6 +304,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
             return fallback(s, R_SCALAR, args, nargsf, kw);
         }
     }
+    scalars[ns] = 0.0; /* the elision bits: set where the kernel follows NumPy */
     if (nweak) { /* NumPy's answer only where Python's float arithmetic raised no flag */
         if (nweak == na || s->kind > K_MAP_BOOL) return fallback(s, R_TYPE, args, nargsf, kw);
         return site_strided(s, ops, arrays, na, scalars, 1, args, nargsf, kw);
@@ -271,6 +324,8 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
     }
     npy_intp n = PyArray_SIZE(first);
     if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
+    int elided = 0; /* NumPy elides where the kernel does not follow it */
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(first), PyArray_DIMS(first), &elided);
     run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0, 0};
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
@@ -286,7 +341,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
         if (r < 0) return NULL;
         return fallback(s, R_FPFLAGS, args, nargsf, kw);
     }
-    if (s->f32 && s->kind == K_MAP && f32_has_nan(ra.out, n)) {
+    if (s->kind == K_MAP && ((s->f32 && f32_has_nan(ra.out, n)) || (elided && row_has_nan((const double *)ra.out, n)))) {
         Py_DECREF(result);
         return fallback(s, R_RESULT, args, nargsf, kw);
     }
@@ -294,7 +349,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
         /* NaN results and +-0 extrema: the sign/payload follows NumPy's internal order,
            so NumPy answers those itself, unless the backend proved its serial order
            gives NumPy's NaN (sum, mean, prod) */
-        int nan_mine = s->nan_ok && !ra.parallel;
+        int nan_mine = s->nan_ok && !ra.parallel && !elided;
         if ((isnan(ra.value) && !nan_mine) || ((s->kind == K_MAX || s->kind == K_MIN) && ra.value == 0.0))
             return fallback(s, R_RESULT, args, nargsf, kw);
         result = PyArray_Scalar(&ra.value, descr_double, NULL);
@@ -305,7 +360,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
 
 /* Maps over strided or broadcast operands (_strided.h): a fresh C-ordered result. */
 static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
-                              const double *scalars, int strict, PyObject *const *args, size_t nargsf,
+                              double *scalars, int strict, PyObject *const *args, size_t nargsf,
                               PyObject *kw) {
     strided_plan p;
     npy_intp dims[NPY_MAXDIMS];
@@ -336,8 +391,15 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
         order &= st == 8 || ops[k] == NULL;
         inline_only &= st == 8 || st == 0;
     }
+    /* NumPy's temporary elision: followed in rows in its order, else a NaN result
+       is NumPy's (the rows are scanned then anyway) */
+    int elided = 0, ns = 0;
+    for (int i = 0; i < s->nleaves; i++) ns += s->leaves[i] == 's';
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, nd, dims, &elided);
     int flags = run_strided(s, &p, bases, scalars, PyArray_DATA((PyArrayObject *)result), order || inline_only);
     if (strict && flags > 0) flags = -3; /* Python may raise where NumPy warns */
+    if (flags == 0 && elided && s->kind == K_MAP && row_has_nan(PyArray_DATA((PyArrayObject *)result), n))
+        flags = -2; /* NumPy's temporary elision may swap where two NaNs meet */
     if (flags == -1) { Py_DECREF(result); return NULL; }
     if (flags == -2) { Py_DECREF(result); return fallback(s, R_RESULT, args, nargsf, kw); }
     if (flags == -3) { Py_DECREF(result); return fallback(s, R_FPFLAGS, args, nargsf, kw); }
@@ -421,16 +483,42 @@ bad:
     return -1;
 }
 
+/* Site(swaps=...): see the top of this file. */
+static int set_swaps(SiteObject *s, PyObject *swaps) {
+    PyObject *t = PySequence_Tuple(swaps);
+    if (t == NULL) return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(t);
+    long long v[1 + 2 * SWAPS_MAX];
+    int ok = n == 0 || n == 1 || (n % 2 == 1 && n <= 1 + 2 * SWAPS_MAX);
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        v[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+        ok = !(v[i] == -1 && PyErr_Occurred());
+    }
+    Py_DECREF(t);
+    if (ok && n) ok = (v[0] & 3) == 1 || (v[0] & 3) == 2;
+    for (Py_ssize_t j = 0; ok && 2 * j + 2 < n; j++)
+        ok = v[2 * j + 1] >= 0 && v[2 * j + 1] < MAXARGS;
+    if (!ok) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Site: bad swaps table");
+        return -1;
+    }
+    s->swaps = n ? (int)(v[0] & 7) : 0;
+    s->nswap = n == 1 ? -1 : (int)(n / 2);
+    for (int j = 0; j < s->nswap; j++) s->swap_left[j] = (int)v[2 * j + 1], s->swap_right[j] = v[2 * j + 2];
+    return 0;
+}
+
 static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
-                             "par_threshold", "nan_ok", "store", "views", "splat", NULL};
+                             "par_threshold", "nan_ok", "store", "views", "splat", "swaps", NULL};
     unsigned long long addr, splat = 0;
     const char *kind, *leaves;
     PyObject *fb, *sid, *loops = NULL, *keep = Py_None, *views = NULL;
     Py_ssize_t par = -1;
     int nan_ok = 0, store = S_NONE;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpiOK", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
-                                     &keep, &par, &nan_ok, &store, &views, &splat))
+    PyObject *swaps = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpiOKO", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par, &nan_ok, &store, &views, &splat, &swaps))
         return NULL;
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
@@ -453,6 +541,10 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     s->f32 = strchr(leaves, 'f') != NULL;
     s->itype = strchr(leaves, 'l') ? NPY_INT64 : strchr(leaves, 'i') ? NPY_INT32 : 0;
     s->store = store;
+    if (swaps != NULL && swaps != Py_None && set_swaps(s, swaps) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
     Py_INCREF(fb); s->fallback = fb;
     Py_INCREF(sid); s->site_id = sid;
     Py_INCREF(keep); s->keepalive = keep;

@@ -241,7 +241,7 @@ static int run_store(SiteObject *s, strided_plan *p, char *const *bases, const d
    1 done, 0 fallback with *reason set, -1 error. */
 static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, int *reason) {
     char *arrays[MAXARGS + 1];
-    double scalars[MAXARGS], weak[MAXARGS];
+    double scalars[MAXARGS + 1], weak[MAXARGS]; /* the scalars, then the elision bits */
     PyArrayObject *ops[MAXARGS + 1];
     int na = 0, ns = 0, nweak = 0, r;
     for (int i = 0; i < s->nleaves; i++) {
@@ -257,6 +257,7 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
             return *reason = R_SCALAR, 0;
         }
     }
+    scalars[ns] = 0.0;
     if (s->kind != K_MAP) return *reason = R_DTYPE, 0;
     strided_plan p;
     npy_intp dims[NPY_MAXDIMS];
@@ -271,11 +272,19 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
     int overlap = nweak > 0; /* Python's float arithmetic may raise where NumPy warns */
     for (int k = 0; k < na && !overlap; k++)
         overlap = ops[k] && arrays_overlap(ops[k], t) && !(s->itype && same_view(ops[k], t));
-    int may = overlap ? 1 : s->itype ? 0 : fp_may_raise();
-    if (may < 0) return -1;
-    PyArrayObject *out = t;
     int fortran = 0, flat = nweak == 0 && all_flat(ops, na + 1, NPY_ARRAY_C_CONTIGUOUS);
     if (!flat && nweak == 0) flat = fortran = all_flat(ops, na + 1, NPY_ARRAY_F_CONTIGUOUS);
+    /* NumPy computes `B[...] = x + v*w`'s right side as a fresh result; `a += x * y`
+       as np.add(a, tmp, out=a), not swapped at the root */
+    int nan_check = 0;
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(t), PyArray_DIMS(t), &nan_check);
+    int64_t swapped;
+    memcpy(&swapped, &scalars[ns], 8);
+    if (s->store != S_ASSIGN && (s->swaps & SWAPS_ROOT_ONLY)) scalars[ns] = 0.0, swapped = 0, nan_check = 0;
+    nan_check |= swapped && (s->store != S_ASSIGN || !flat); /* followed flat only */
+    int may = overlap || nan_check ? 1 : s->itype ? 0 : fp_may_raise(); /* scanned: flat */
+    if (may < 0) return -1;
+    PyArrayObject *out = t;
     if (!flat && (s->f32 || s->itype)) /* float32 and integer kernels read flat buffers only */
         return *reason = all_c_contiguous(ops, na + 1) ? R_SHAPE : R_LAYOUT, 0;
     if (may) { /* through a temporary laid out as the target when it is flat */
@@ -305,6 +314,8 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
         bases[na] = PyArray_DATA(out);
         if (flags == 0) flags = run_store(s, &p, bases, scalars);
     }
+    if (flags >= 0 && nan_check && row_has_nan((const double *)PyArray_DATA(out), PyArray_SIZE(t)))
+        flags = -2; /* NumPy's temporary elision may swap where two NaNs meet */
     if (flags > 0 && nweak) flags = -4; /* Python's float arithmetic may raise where NumPy warns */
     if (flags > 0 && (r = flags_reported(flags)) != 0) flags = r < 0 ? -1 : -4;
     if (flags > 0) flags = 0; /* raised, but ignored under np.errstate */

@@ -146,7 +146,7 @@ PPY_WIDE_INT static int row_has_nan(const double *row, npy_intp n) {
 
 /* Whether the site's _splat entry serves `p` (an operand broadcast along the row):
    then `ext` is its scalars, the job's, then per operand the index mask (int64 bits)
-   -1 (read in place or gathered) or 0 (its PPY_SPLAT copies). */
+   -1 (read in place or gathered) or 0 (its PPY_SPLAT copies), then the elision bits. */
 static int splat_entry(const SiteObject *s, const strided_plan *p, const double *scalars, double *ext) {
     int ns = 0, broadcast = 0;
     for (int i = 0; i < s->nleaves; i++)
@@ -156,6 +156,7 @@ static int splat_entry(const SiteObject *s, const strided_plan *p, const double 
         broadcast |= mask == 0;
         memcpy(&ext[ns + k], &mask, 8);
     }
+    ext[ns + p->na] = scalars[ns];
     return broadcast;
 }
 
