@@ -82,6 +82,9 @@ class LlvmBackend(Backend):
         library, why = _runtime_of(func_op)
         if why:
             return reason("E2108", why)
+        from ._proof import inline_proven
+
+        spec = inline_proven(spec, library)  # a proven inline exp calls no loop
         refused = _refusal(library, spec)
         if refused:
             return reason("E2108", refused)
@@ -143,6 +146,7 @@ class LlvmBackend(Backend):
             return [done[k] if k in done else next(others) for k in range(len(funcs))]
         from ._build import compile_specs
         from ._from_ir import spec_from_func
+        from ._proof import inline_proven
 
         specs = []
         for func_op in funcs:
@@ -152,7 +156,8 @@ class LlvmBackend(Backend):
             fastmath = bool(getattr(ctx, "fastmath", False)) or bool(
                 getattr(func_op, "attributes", {}).get("fastmath")
             )
-            specs.append(spec_from_func(func_op, fastmath=fastmath))
+            spec = spec_from_func(func_op, fastmath=fastmath)
+            specs.append(inline_proven(spec, _runtime_of(func_op)[0]))  # a proven inline exp
         kernels = compile_specs(specs)
         fastmath = bool(getattr(ctx, "fastmath", False))
         return [

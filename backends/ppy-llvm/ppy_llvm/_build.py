@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 
+from ._exp import INLINE_EXP
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
@@ -27,14 +28,15 @@ def weak_leaves(spec: KernelSpec) -> frozenset[int]:
     called on one element may take another code path than on a block), so each one
     keeps at least one leaf below it an array (``a``): the first, smallest powers
     first. Every other difference (ZeroDivisionError, OverflowError, a complex power)
-    comes with an FP flag, on which the adapter runs Python instead."""
+    comes with an FP flag, on which the adapter runs Python instead. The inline exp
+    (`_exp`) stands in for NumPy's exp loop and keeps the loop's rule."""
     nl = len(spec.leaves)
     below: list[frozenset[int]] = [frozenset({k}) for k in range(nl)]
     risky: list[frozenset[int]] = []
     for node in spec.nodes:
         under = frozenset().union(*(below[a] for a in node.args))
         below.append(under)
-        if node.op == "pow" or loop_name(node, spec):
+        if node.op == "pow" or loop_name(node, spec) or node.attr("op") == INLINE_EXP:
             risky.append(frozenset(k for k in under if spec.leaves[k] == "array"))
     strong: set[int] = set()
     for under in sorted(risky, key=len):

@@ -15,14 +15,21 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
        index i & m_j, m_j the int64 bits of scalars[ns + j] (ns: the scalar leaves), 0
        or -1: an operand broadcast along the row (m_j = 0) is a buffer of VEC copies of
        its value, filled once per row instead of a whole row */
+    /* NAME_rows (with NAME_splat): NAME_splat over `nrows` rows of `len` elements,
+       array j's row r at arrays[j] + r*steps[j] (bytes), the output's at
+       out + r*steps[na]; an operand with mask 0 is read from its row's first element */
+    void   NAME_rows(char *const *arrays, const double *ext, void *out, int64_t len,
+                     int64_t nrows, const int64_t *steps, const ppy_loop *loops);
     /* a float64 kernel with `_nan_order.swap_nodes` also exports
        int NAME_swaps(int64_t *out) (`_kernel_map.elision_table`): writes flags (1: the
        map entries' exact copy reads the int64 bits of the slot after their scalars
        (and masks), bit j set where NumPy elides the j-th swap node's temporary in this
        call; 2: they do not, a NaN result of such a call goes to NumPy; | 4: the result's
-       node is the only swap node), then per swap node (at most 32) its left operand's
-       array leaf and its right side's array leaves (bit k: array leaf k); returns the
-       count of int64 written (at most 65) */
+       node is the last swap node; | 8: it is none), then per swap node (at most 32) its
+       left operand's array leaf and its right side's array leaves (bit k: array leaf k;
+       bit 32, `_nan_order.RIGHT_IS_LEAF`: the right side is that one leaf, elided only
+       where the call's argument is a temporary NumPy may reuse); returns the count of
+       int64 written (at most 65) */
 
 Elements computed by a NumPy loop (``sin``, ``power`` ...) are evaluated block
 by block (`BLOCK` elements, a multiple of every SIMD width, blocks starting at
@@ -48,6 +55,9 @@ BLOCK = 256
 #: hide the flags of `x * y` in `erf(x * y)` or `np.clip(x * y, lo, hi)`)
 FE_REPORTED = {"x86_64": 0x1D, "AMD64": 0x1D, "aarch64": 0x0F, "arm64": 0x0F}
 LEAF = 128  # NumPy's PW_BLOCKSIZE
+#: ops whose NaN results are quiet (`KernelEmit.quiet_result`)
+QUIET_OPS = frozenset({"add", "sub", "mul", "div"})
+QUIET_UNARY = frozenset({"sqrt", "square", "reciprocal"})
 VEC = 8  # lanes per vector iteration (also NumPy's 8 pairwise accumulators)
 
 
@@ -71,7 +81,7 @@ class KernelEmit:
     any_order: bool = False
     nan_flag: str | None = None  # an i1 alloca: some result element was NaN
     masked: bool = False  # the _splat entry: array leaves read at index & mask
-    masks: dict[int, str] = field(default_factory=dict)  # array leaf -> i64 mask
+    masks: dict[int, str] = field(default_factory=dict)  # array leaf -> i64 0 or 1
     #: i64 SSA, or "": the elision bits (`load_elide`)
     elide: str = ""
 
@@ -141,13 +151,16 @@ class KernelEmit:
         """The _splat entry's index mask per array leaf, after the `ns` scalars."""
         for j, vid in enumerate(self.base):
             slot = self.em.assign(f"getelementptr i64, ptr %scalars, i64 {ns + j}")
-            self.masks[vid] = self.em.assign(f"load i64, ptr {slot}, align 8", "m")
+            mask = self.em.assign(f"load i64, ptr {slot}, align 8", "m")
+            # index * (0 or 1): loop strength reduction turns it into a pointer that
+            # steps by 0 or by the vector, where `index & mask` costs two ops a load
+            self.masks[vid] = self.em.assign(f"and i64 {mask}, 1", "step")
 
     def leaf_index(self, vid: int, index: str) -> str:
         """`index` into array leaf `vid` (masked in the _splat entry)."""
         if vid not in self.masks:
             return index
-        return self.em.assign(f"and i64 {index}, {self.masks[vid]}")
+        return self.em.assign(f"mul nuw nsw i64 {index}, {self.masks[vid]}")
 
     def narrow(self, value: str) -> str:
         """A double rounded to float (to nearest; overflow raises the flag NumPy's cast
@@ -275,9 +288,18 @@ class KernelEmit:
         return [("i64", "0")] if width == 1 else [(f"<{width} x i64>", "zeroinitializer")]
 
     def or_nan(self, acc: str, value: str, width: int) -> str:
-        """`acc` or a witness of the NaN lanes of `value`, from the bits (no FP flag):
+        """`acc` or a witness of the NaN lanes of `value` (sign bit set). An
+        arithmetic result is never a signalling NaN, so a quiet unordered compare
+        (two ops a vector) raises no flag; any other (a negation, a select, a
+        maximum may pass a signalling NaN through) is tested from the bits:
         ``(bits & 0x7FF...F) + 0x000F...F`` has bit 63 set exactly for a NaN."""
         it = "i64" if width == 1 else f"<{width} x i64>"
+        if self.quiet_result():
+            ctx = self.ctx(width)
+            uno = ctx.fcmp("uno", value, value)
+            return self.em.assign(
+                f"or {it} {acc}, {self.em.assign(f'sext {ctx.bt} {uno} to {it}')}"
+            )
 
         def splat(c: int) -> str:
             return str(c) if width == 1 else "<" + ", ".join([f"i64 {c}"] * width) + ">"
@@ -286,6 +308,16 @@ class KernelEmit:
         mag = self.em.assign(f"and {it} {bits}, {splat(0x7FFF_FFFF_FFFF_FFFF)}")
         witness = self.em.assign(f"add {it} {mag}, {splat(0x000F_FFFF_FFFF_FFFF)}")
         return self.em.assign(f"or {it} {acc}, {witness}")
+
+    def quiet_result(self) -> bool:
+        """Whether the kernel's result is an IEEE arithmetic operation's (never a
+        signalling NaN: see `or_nan`)."""
+        spec = self.spec
+        at = spec.result - len(spec.leaves)
+        if at < 0 or spec.dtype != "f64" or spec.fastmath:
+            return False
+        node = spec.nodes[at]
+        return node.op in QUIET_OPS or (node.op == "unary" and node.attr("op") in QUIET_UNARY)
 
     def note_nan(self, acc: list[str], width: int) -> None:
         """Fold the NaN witness a loop carried out (`nan_carried`) into `nan_flag`."""

@@ -15,6 +15,7 @@ import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ._exp import INLINE_EXP, lower_exp
 from ._irtext import STRICT_ATTR, Emitter, f64_literal
 from ._spec import POW_FAST, KernelSpec, Node, const_value
 
@@ -254,8 +255,11 @@ def lower_abs(ctx: LowerCtx, node: Node, args: list[str]) -> str:
 
 
 def lower_unary(ctx: LowerCtx, node: Node, args: list[str]) -> str:
-    """The IEEE-exact unary functions (transcendentals are loop calls)."""
+    """The IEEE-exact unary functions (transcendentals are loop calls, but for a
+    proven `INLINE_EXP`: glibc's exp, inline)."""
     op = str(node.attr("op"))
+    if op == INLINE_EXP:
+        return lower_exp(ctx, args[0])
     if op in ("sqrt", "floor", "ceil", "trunc"):
         return ctx.rounding(op, args[0])
     if op == "square":

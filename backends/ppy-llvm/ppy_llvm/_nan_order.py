@@ -57,15 +57,23 @@ def unordered_nodes(spec: KernelSpec, nan_free: frozenset[int] = frozenset()) ->
     return frozenset(free)
 
 
+#: in a swap node's right bits (`swap_nodes`): its right operand is that array leaf
+#: itself, elided only where the call's argument is a temporary (a call's result)
+RIGHT_IS_LEAF = 1 << 32
+
+
 @functools.cache
 def swap_nodes(spec: KernelSpec) -> Mapping[Node, tuple[int, int]]:
     """The add/mul nodes whose operands NumPy swaps where it elides a temporary
-    (numpy/_core/src/multiarray/temp_elide.c): ``l + r`` with `l` an array leaf (a
-    name or view, never a temporary) and `r` an array-valued intermediate (a fresh
-    temporary) runs as ``np.add(r, l, out=r)`` where `r` holds >= 256 KiB and has
-    `l`'s shape. Nodes in `unordered_nodes` are left out: there the order cannot
-    matter. Each maps to (`l`'s array leaf ordinal, the bits of `r`'s array leaves,
-    bit j for the j-th array leaf), in the order of `spec.nodes`."""
+    (numpy/_core/src/multiarray/temp_elide.c): ``l + r`` with `l` an array leaf and
+    `r` a temporary of `l`'s shape holding >= 256 KiB runs as ``np.add(r, l, out=r)``
+    unless `l` is a temporary too (then ``np.add(l, r, out=l)``). `r` is a temporary
+    when it is an array-valued intermediate, or an array leaf fed by a call's result
+    (reference count 1: the dispatcher tells per call). An intermediate on the left is
+    itself a temporary of the right's shape, never swapped. Nodes in
+    `unordered_nodes` are left out: there the order cannot matter. Each maps to (`l`'s
+    array leaf ordinal, the bits of `r`'s array leaves, bit j for the j-th array
+    leaf, with `RIGHT_IS_LEAF` where `r` is that leaf), in the order of `spec.nodes`."""
     nl, free = len(spec.leaves), unordered_nodes(spec)
     ordinal = {k: j for j, k in enumerate(k for k, c in enumerate(spec.leaves) if c == "array")}
     bits: list[int] = [1 << ordinal[k] if k in ordinal else 0 for k in range(nl)]
@@ -77,4 +85,6 @@ def swap_nodes(spec: KernelSpec) -> Mapping[Node, tuple[int, int]]:
         left, right = node.args
         if left in ordinal and right >= nl and bits[right]:
             found.setdefault(node, (ordinal[left], bits[right]))
+        elif left in ordinal and right in ordinal and left != right:
+            found.setdefault(node, (ordinal[left], bits[right] | RIGHT_IS_LEAF))
     return found

@@ -17,14 +17,20 @@ import functools
 import hashlib
 import json
 import os
+import platform
 from collections.abc import Callable, Sequence
 
 from ppy_core.runtime.abi import ProofCase
 
+from ._errors import LlvmBackendError
+from ._exp import INLINE_EXP, host_has_fma, inline_exp, uses_exp
 from ._host import fingerprint
 from ._spec import LOOP_BINARY, LOOP_UNARY, KernelBuilder, KernelSpec
 
 CANDIDATES = (*LOOP_UNARY, "power", *LOOP_BINARY, "clip")
+#: functions computed inline in place of a library loop where they give its bits, by
+#: the loop they stand in for (proven against it, also on the adapter's "dense" sample)
+INLINE = {INLINE_EXP: "exp"}
 
 
 def proof_specs(
@@ -59,10 +65,11 @@ def proof_specs(
                 (s1, ("clip", 0, ("negative", 1), 1)),
                 (s3, ("clip", ("mul", 0, 0), -1.0, 0.5)),
             ]
-        else:
+        else:  # a loop, or an inline stand-in proven against the loop it replaces
             s1 = b1.build(b1.op("unary", x1, op=name))
             s2 = b2.build(b2.op("add", b2.op("unary", b2.op("mul", x2, y2), op=name), y2))
-            out[name] = [(s1, (name, 0)), (s2, ("add", (name, ("mul", 0, 1)), 1))]
+            ref = INLINE.get(name, name)
+            out[name] = [(s1, (ref, 0)), (s2, ("add", (ref, ("mul", 0, 1)), 1))]
     return out
 
 
@@ -77,14 +84,16 @@ def nan_specs() -> dict[str, tuple[KernelSpec, tuple]]:
 
 
 def _cases(
-    named: list[tuple[str, KernelSpec, tuple]], inputs: str, lib_name: str
+    named: list[tuple[str, KernelSpec, tuple]], inputs: str | list[str], lib_name: str
 ) -> list[ProofCase]:
+    """One ProofCase per (name, spec, expression), fed `inputs` (one kind, or per case)."""
     from ._build import compile_specs
 
     kernels = compile_specs([spec for _, spec, _ in named], lib_name)
+    kinds = [inputs] * len(named) if isinstance(inputs, str) else inputs
     return [
-        ProofCase(name, expression, kernel, inputs)
-        for (name, _, expression), kernel in zip(named, kernels, strict=True)
+        ProofCase(name, expression, kernel, kind)
+        for (name, _, expression), kernel, kind in zip(named, kernels, kinds, strict=True)
     ]
 
 
@@ -99,6 +108,52 @@ def run_proof(
     lib_name = "proof" if tuple(names) == CANDIDATES else f"proof-{_safe(','.join(names))[:60]}"
     verdict = adapter(library).prove(_cases(named, "wide", lib_name))
     return {name: verdict.get(name, "not tested") for name in names}
+
+
+def run_inline_proof(library: str, names: Sequence[str] = tuple(INLINE)) -> dict[str, str]:
+    """``{inline function: "ok" | reason}``: its bare and fused kernels on the wide
+    inputs, then the bare one on the dense sample (bits and FP flags), against the
+    library's loop it stands in for (`library`'s adapter)."""
+    from ppy_core.runtime.adapter import adapter
+
+    skipped = _not_here(names)
+    specs = proof_specs([n for n in names if n not in skipped])
+    named = [(n, spec, expr) for n, pair in specs.items() for spec, expr in pair]
+    kinds = ["wide"] * len(named)
+    for name, pairs in specs.items():
+        named.append((name, *pairs[0]))
+        kinds.append("dense")
+    verdict = dict(skipped)
+    if named:
+        lib_name = f"proof-inline-{_safe(','.join(specs))[:60]}"
+        verdict |= adapter(library).prove(_cases(named, kinds, lib_name))
+    return {name: verdict.get(name, "not tested") for name in names}
+
+
+def _not_here(names: Sequence[str]) -> dict[str, str]:
+    """Inline functions not worth proving on this host: glibc's exp without FMA is
+    another function, and llvm.fma without it a libm call per element."""
+    if INLINE_EXP in names and platform.machine() in ("x86_64", "AMD64") and not host_has_fma():
+        return {INLINE_EXP: "this CPU has no FMA"}
+    return {}
+
+
+def inline_verdicts(library: str, refresh: bool = False) -> dict[str, str]:
+    """The cached verdicts of the `INLINE` functions for this fingerprint + `library`'s build."""
+    return _cached("proof-inline", library, run_inline_proof, refresh)
+
+
+def inline_proven(spec: KernelSpec, library: str) -> KernelSpec:
+    """`spec` with its ``exp`` loop calls computed inline where the proof for `library`
+    says that gives its bits (`_exp.inline_exp`); unchanged if the proof cannot run
+    (the loop calls then meet their own proof in `can_lower`)."""
+    if not uses_exp(spec) or spec.dtype != "f64":
+        return spec
+    try:
+        verdict = inline_verdicts(library)
+    except (LlvmBackendError, LookupError, ImportError, OSError):
+        return spec
+    return inline_exp(spec, verdict)
 
 
 def run_nan_proof(library: str) -> dict[str, str]:
@@ -117,7 +172,8 @@ def _cached(
     if not refresh and os.path.exists(path):
         with open(path) as fh:
             cached = dict(json.load(fh))
-        if prefix != "proof" or set(CANDIDATES) <= set(cached):
+        expected = {"proof": CANDIDATES, "proof-inline": INLINE}.get(prefix, ())
+        if set(expected) <= set(cached):
             return cached  # else: a verdict from before a candidate was added
     verdict = run(library)
     _write(path, verdict)

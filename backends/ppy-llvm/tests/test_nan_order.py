@@ -22,7 +22,7 @@ from ppy_llvm import KernelBuilder, KernelSpec
 from ppy_llvm._kernel_map import elision_table
 from ppy_llvm._kernels import emit_kernel
 from ppy_llvm._lower import default_lowerings, x86_isa
-from ppy_llvm._nan_order import swap_nodes, unordered_nodes
+from ppy_llvm._nan_order import RIGHT_IS_LEAF, swap_nodes, unordered_nodes
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -178,26 +178,96 @@ def test_bits_of_nan_payloads(sites: dict[str, Any], name: str, n: int) -> None:
 
 def test_swap_nodes_are_numpys_elided_operators() -> None:
     """``l + r`` / ``l * r`` with `l` an array leaf and `r` an array intermediate: NumPy
-    may run it as ``np.add(r, l, out=r)`` (temporary elision). A temporary on the left,
-    `-`, a scalar-only right side, or operands never both NaN: no swap node. The
+    may run it as ``np.add(r, l, out=r)`` (temporary elision); with `r` an array leaf,
+    where the call's argument is a temporary (`RIGHT_IS_LEAF`). A temporary on the
+    left, `-`, a scalar-only right side, or operands never both NaN: no swap node. The
     kernel's marker lists each with its left leaf and its right side's leaves."""
     b = KernelBuilder()
     x, s, v, w = b.leaf(), b.leaf("scalar"), b.leaf(), b.leaf()
     inner = b.op("mul", v, w)
     spec = b.build(b.op("add", x, inner))
-    assert dict(swap_nodes(spec)) == {spec.nodes[-1]: (0, 0b110)}
-    assert elision_table(spec)[1:] == (0, 0b110)
-    assert elision_table(spec)[0] == (1 if x86_isa() else 2) | 4  # only the result's
+    mul, add = spec.nodes[-2:]
+    assert dict(swap_nodes(spec)) == {mul: (1, 0b100 | RIGHT_IS_LEAF), add: (0, 0b110)}
+    assert elision_table(spec)[1:] == (1, 0b100 | RIGHT_IS_LEAF, 0, 0b110)
+    assert elision_table(spec)[0] == (1 if x86_isa() else 2) | 4  # the result's last
     b = KernelBuilder()
     x, s, v, w = b.leaf(), b.leaf("scalar"), b.leaf(), b.leaf()
-    left_temp = b.op("add", b.op("mul", b.const(2.0), x), b.op("mul", v, w))
-    minus = b.op("sub", x, b.op("mul", v, w))
+    left_temp = b.op("add", b.op("mul", b.const(2.0), x), b.op("sub", v, w))
+    minus = b.op("sub", x, b.op("sub", v, w))
     scalars = b.op("add", x, b.op("mul", s, s))
     spec = b.build(b.op("mul", b.op("add", left_temp, minus), scalars))
     assert not swap_nodes(spec)
     assert elision_table(spec) == ()
-    assert not swap_nodes(triad())
+    mul = triad().nodes[0]  # (a*b) + c: a temporary on the left; a*b of two leaves
+    assert dict(swap_nodes(triad())) == {mul: (0, 0b10 | RIGHT_IS_LEAF)}
     assert not swap_nodes(horner())
     b = KernelBuilder()
     x = b.leaf()
     assert not swap_nodes(b.build(b.op("add", x, b.op("mul", x, x))))  # one NaN label
+
+
+def test_swap_nodes_with_a_leaf_on_the_right() -> None:
+    """``x + y`` / ``x * y`` of two array leaves: a swap node flagged `RIGHT_IS_LEAF`
+    (elided where `y`'s argument is a call's result); ``x - y``, ``s + y``, ``x + x``
+    never. A result node that is no swap node is flagged 8 (an augmented store's
+    result is then never cleared)."""
+    for op in ("add", "mul"):
+        b = KernelBuilder()
+        x, y = b.leaf(), b.leaf()
+        spec = b.build(b.op("mul", b.op(op, x, y), b.const(2.0)))
+        assert dict(swap_nodes(spec)) == {spec.nodes[-3]: (0, 0b10 | RIGHT_IS_LEAF)}
+        assert elision_table(spec) == ((1 if x86_isa() else 2) | 8, 0, 0b10 | RIGHT_IS_LEAF)
+    b = KernelBuilder()
+    x, s, y = b.leaf(), b.leaf("scalar"), b.leaf()
+    spec = b.build(b.op("mul", b.op("sub", x, y), b.op("add", s, y)))
+    assert not swap_nodes(spec)
+    b = KernelBuilder()
+    x = b.leaf()
+    assert not swap_nodes(b.build(b.op("add", x, x)))
+
+
+def _elision_site(op: str) -> tuple[Any, Callable[..., Any]]:
+    """A dispatcher over ``(x OP y) * 2.0`` given its kernel's elision table."""
+    from ppy_core.runtime.abi import kernel_address
+    from ppy_llvm import compile_specs
+    from ppy_numpy._runtime import make_site
+
+    b = KernelBuilder()
+    x, y = b.leaf(), b.leaf()
+    spec = b.build(b.op("mul", b.op(op, x, y), b.const(2.0)))
+    (k,) = compile_specs([spec], f"elide_{op}")
+    addr, lib = kernel_address(k)  # type: ignore[misc]
+    sig = k.signature
+
+    def ref(a: Any, c: Any) -> Any:
+        return (a + c) * 2.0 if op == "add" else (a * c) * 2.0
+
+    site = make_site(addr, sig.kind, sig.leaves, sig.loops, ref, op, lib, swaps=elision_table(spec))
+    return site, ref
+
+
+@pytest.mark.skipif(not x86_isa(), reason="the kernel follows NumPy's order on x86")
+@pytest.mark.parametrize("op", ["add", "mul"])
+@pytest.mark.parametrize("n", [32766, 32768, 40001])
+def test_a_call_result_on_the_right_is_elided_into(op: str, n: int) -> None:
+    """``x + np.hstack(...)``: NumPy elides into the call's result from 256 KiB (its NaN
+    wins); the dispatcher sees the same temporary (reference count 1) and the kernel's
+    exact copy follows. A name (`t`) is no temporary; nor is a result on the left."""
+    site, _ref = _elision_site(op)
+    rng = np.random.default_rng(n)
+    x, a, c = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n // 2), rng.uniform(-2, 2, n - n // 2)
+    for k in (0, 5, n // 2 - 1):
+        x[k], a[k] = PAYLOADS[2], PAYLOADS[3]
+    with np.errstate(all="ignore"):
+        site.reset_stats()
+        if op == "add":
+            assert same_bits(site(x, np.hstack((a, c))), (x + np.hstack((a, c))) * 2.0)
+            assert same_bits(site(np.hstack((a, c)), x), (np.hstack((a, c)) + x) * 2.0)
+        else:
+            assert same_bits(site(x, np.hstack((a, c))), (x * np.hstack((a, c))) * 2.0)
+            assert same_bits(site(np.hstack((a, c)), x), (np.hstack((a, c)) * x) * 2.0)
+        t = np.hstack((a, c))
+        assert same_bits(site(x, t), _ref(x, t))
+        assert site.stats()["fast"] == 3
+    got = site(x, np.hstack((a, c))).view(np.uint64)[5]
+    assert got == PAYLOADS.view(np.uint64)[3 if n >= 32768 else 2]  # the model is NumPy's

@@ -42,6 +42,28 @@ class PythonSite:
         return {"fast": 0, "fallback": {self.reason: self.calls} if self.calls else {}}
 
 
+class Temporary:
+    """An argument a dispatcher hands its fallback in place of a temporary (a value
+    only the caller's stack held, e.g. a call's result): a fresh copy the fallback
+    reads once through `fresh`, so its expression again sees a value held by nothing
+    else, as Python's own evaluation does (a library may compute into such a value
+    in place, and its result can depend on that: NumPy's temporary elision)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def fresh(value: Any) -> Any:
+    """A fallback's read of an argument fed by an expression (`transform.FRESH`): a
+    `Temporary`'s value, given up by the box; anything else as it is."""
+    if type(value) is Temporary:
+        box = value
+        value, box.value = box.value, None
+    return value
+
+
 def register(site_id: str, site: Any) -> None:
     _SITES[site_id] = site
 

@@ -104,9 +104,11 @@ class CompiledKernel:
 class ProofCase:
     """One experiment of a proof: `kernel` must give the bits of `expression` computed
     by the library itself. `inputs` says what to feed it: "wide" (magnitudes over the
-    exponent range, special values, many lengths and offsets) or "nan" (NaN-laden
-    data: whether a reduction's NaN result has the library's bits). Cases sharing a
-    `name` share one verdict."""
+    exponent range, special values, many lengths and offsets), "nan" (NaN-laden
+    data: whether a reduction's NaN result has the library's bits) or "dense" (some
+    millions of values over a one-input function's whole domain and its edges, bits
+    and FP flags: for a backend's own implementation of a library function). Cases
+    sharing a `name` share one verdict."""
 
     name: str
     expression: Expression

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 FALLBACK_MARK = "<ppy fallback>"  # in the qualname of a site's Python path (see transform)
+FRESH = "__ppy_fresh"  # a fallback's read of an argument fed by an expression (see transform)
 
 
 class ArtifactWarning(UserWarning):
@@ -33,6 +34,7 @@ class Binder:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
         self.refuse = refuse
         self.module = manifest["module"]["name"]
+        namespace[FRESH] = dispatch.fresh
         for record in manifest["function_sites"]:
             namespace[f"__ppy_fn_{record['index']}"] = self._decorator(record)
 
@@ -245,5 +247,6 @@ __all__ = [
     "user_traceback",
     "without_dispatch",
     "FALLBACK_MARK",
+    "FRESH",
     "fingerprint_mismatch",
 ]

@@ -61,6 +61,11 @@ def _splat_calls(pair: Pair, function: str) -> int:
     return sum(int(stats.get(sid, {}).get("splat", 0)) for sid in pair.site_ids(function))
 
 
+def _rows_calls(pair: Pair, function: str) -> int:
+    stats = ppy.stats()
+    return sum(int(stats.get(sid, {}).get("rows", 0)) for sid in pair.site_ids(function))
+
+
 def _run(
     pair: Pair, function: str, args: tuple[Any, ...], **err: str
 ) -> tuple[dict[str, Any], int]:
@@ -140,6 +145,34 @@ def test_nan_rows_numpy_may_order_otherwise_go_to_numpy(pair: Pair) -> None:
     b[2, 3] = 0.0
     c, _ = _run(pair, "blend", (a, b, np.array([0.5, 0.5, -np.inf, 0.25])), all="ignore")
     assert c["fallback"] == {"result: nan/zero": 1}, c
+
+
+@pytest.mark.parametrize("cols", [8, 16, 1000, 4096 + 8])
+def test_rows_in_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
+    """Rows whose length is a multiple of 8 (NumPy's operand order in every row) run
+    through the `_rows` entry, one call per task, rows at any step and alignment (a
+    view one element into a wider array); a NaN row value sends them row by row."""
+    rng = np.random.default_rng(cols)
+    wide = rng.uniform(-2, 2, (6, cols + 3))
+    a, b = wide[:, 1 : cols + 1], rng.uniform(-2, 2, (6, cols))
+    alpha = np.array([0.5, -0.0, 5e-324, 1e300, 3.0, 0.25])
+    for args in ((a, b, alpha), (b, a, alpha[::-1]), (b[::2], a[1::2], alpha[:3])):
+        rows = _rows_calls(pair, "blend")
+        _fast_by_splat(pair, "blend", args)
+        assert _rows_calls(pair, "blend") - rows == 1
+    x, y = rng.uniform(-1, 1, cols), rng.uniform(-1, 1, cols)
+    x[3], y[5] = 5e-324, -0.0
+    rows = _rows_calls(pair, "pairwise")
+    _fast_by_splat(pair, "pairwise", (x, y))
+    assert _rows_calls(pair, "pairwise") - rows == 1
+    alpha[2] = np.nan
+    rows = _rows_calls(pair, "blend")
+    c, splat = _run(pair, "blend", (a, b, alpha), all="ignore")
+    assert (c["fallback"], splat, _rows_calls(pair, "blend") - rows) == (
+        {"result: nan/zero": 1},
+        1,
+        0,
+    ), c
 
 
 def test_library_loop_kernels_have_no_splat_entry(pair: Pair) -> None:

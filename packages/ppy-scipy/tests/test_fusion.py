@@ -118,7 +118,11 @@ def test_special_and_numpy_functions_fuse_into_one_loop(pair: Any) -> None:
     unit = _unit("mixed", manifest)
     assert unit is not None
     loops = [name for name, _ in unit["data"]["signature"]["loops"]]
-    assert loops == ["scipy.special:erf", "exp", "scipy.special:gammaln"]
+    # NumPy's exp: its loop, or computed inline where that is proven (ppy-llvm `_exp`)
+    assert [name for name in loops if name != "exp"] == [
+        "scipy.special:erf",
+        "scipy.special:gammaln",
+    ]
     for seed in range(5):
         x, y = _inputs(100 + seed, 5000)
         before = _counts("mixed", manifest)[0]

@@ -62,8 +62,19 @@ class SpeculativeTyper(Typer):
             and id(node) not in conv
             and self.scope.may_assume(node, self.array.library, self)
         ):
-            return self.array
+            return self._view_of_typed(node, conv) or self.array
         return found
+
+    def _view_of_typed(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type | None:
+        """A basic view (`A[1:-1, :-2]`, `b[:, None]`) of an array typed by its
+        annotation has its element type (a float32 stencil is a float32 kernel), of a
+        rank the guard checks; None where the base is not such an array."""
+        if not isinstance(node, ast.Subscript) or view_of(node) is None or self.array is None:
+            return None
+        base = Typer.expr(self, node.value, conv)
+        if isinstance(base, TensorType) and base.library == self.array.library:
+            return TensorType(base.element, None, base.library)
+        return None
 
 
 @dataclass(slots=True)

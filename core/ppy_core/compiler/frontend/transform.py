@@ -3,7 +3,9 @@
 Leaves move into the call's arguments (so they are evaluated once, in Python's
 order; a view the runtime takes passes its name, `views.py`); the original expression
 survives as the fallback, a lambda over the arguments placed at the site's own line,
-so a traceback from the Python path points at the user's code. Region functions get
+so a traceback from the Python path points at the user's code. An argument fed by an
+expression (a call's result) is read there through FRESH, so a dispatcher can hand it
+over as the temporary it was (`dispatch.Temporary`). Region functions get
 the dispatcher as their outermost decorator (inside the transparent ones, which wrap
 the region at run time).
 """
@@ -17,7 +19,7 @@ from types import CodeType
 
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
 from ppy_core.compiler.frontend.stores import ASSIGN, BUILTINS, NAME, OPERATOR, key_value
-from ppy_core.runtime.module import FALLBACK_MARK
+from ppy_core.runtime.module import FALLBACK_MARK, FRESH
 
 BIND = "__ppy_bind__"
 
@@ -69,7 +71,7 @@ def _fallback(site: ExprSite) -> ast.Lambda:
     params = _params(site)
     if site.store is not None:
         return _store_fallback(site, params)
-    body = _over_leaves(site.node, params)
+    body = _over_leaves(site.node, params, _fresh_params(site))
     names = [f"__ppy_{i}" for i in range(len(site.args))]
     args = ast.arguments(
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
@@ -84,7 +86,7 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
     store = site.store
     assert store is not None
     value = site.node if store.form == ASSIGN else site.node.right  # type: ignore[attr-defined]
-    body = _over_leaves(value, params)
+    body = _over_leaves(value, params, _fresh_params(site))
     t, k = ast.Name("__ppy_t", ast.Load()), ast.Name("__ppy_k", ast.Load())
 
     def op(name: str, *args: ast.expr) -> ast.Call:
@@ -126,13 +128,30 @@ def _params(site: ExprSite) -> dict[int, str]:
     return params
 
 
-def _over_leaves(node: ast.expr, params: dict[int, str]) -> ast.expr:
-    """A copy of `node` whose leaves (ids in `params`) read the lambda's parameters."""
+def _fresh_params(site: ExprSite) -> frozenset[str]:
+    """The parameters fed by an expression, not a name or a constant (a call's result):
+    the fallback reads them through FRESH (`dispatch.fresh`), so a dispatcher can hand
+    over a temporary as one (`dispatch.Temporary`)."""
+    return frozenset(
+        f"__ppy_{i}"
+        for i, arg in enumerate(site.args)
+        if not isinstance(arg, ast.Name | ast.Constant)
+    )
+
+
+def _over_leaves(
+    node: ast.expr, params: dict[int, str], fresh: frozenset[str] = frozenset()
+) -> ast.expr:
+    """A copy of `node` whose leaves (ids in `params`) read the lambda's parameters
+    (those in `fresh` through FRESH)."""
 
     class _Leaves(ast.NodeTransformer):
         def visit(self, n: ast.AST) -> ast.AST:
             if id(n) in params:
-                return ast.copy_location(ast.Name(params[id(n)], ast.Load()), n)
+                read: ast.expr = ast.Name(params[id(n)], ast.Load())
+                if params[id(n)] in fresh:
+                    read = ast.Call(ast.Name(FRESH, ast.Load()), [read], [])
+                return ast.copy_location(read, n)
             return super().visit(n)
 
     out = _Leaves().visit(_shallow_tree_copy(node, set(params)))

@@ -64,7 +64,7 @@ def make_site(
     nan_ok: bool = False,
     store: str = "",
     views: Sequence[Any] | None = None,
-    splat: int = 0,
+    splat: tuple[int, int] = (0, 0),
     swaps: tuple[int, ...] = (),
 ) -> Any:
     """A `_dispatch.Site`; loops are ``(numpy ufunc name, "d->d" | "dd->d" | "ddd->d")``. With
@@ -72,7 +72,8 @@ def make_site(
     run was serial; otherwise NumPy recomputes a NaN result. A `store` (see
     `NumpyAdapter.store_site`) makes a site writing its statement's target; `views`
     (`RuntimeAdapter.takes_views`) the kernel leaves the site takes from its arguments;
-    `splat` the address of the kernel's entry reading row-broadcast operands (or 0);
+    `splat` the addresses of the kernel's entries reading row-broadcast operands, per
+    row and over a run of rows (`entry_address`; 0 where it has none);
     `swaps` the kernel's `swaps_table`."""
     import numpy
 
@@ -95,8 +96,9 @@ def make_site(
         nan_ok,
         STORES[store],
         view_table(views),
-        splat,
+        splat[0],
         swaps,
+        splat[1],
     )
     if not any(":" in name for name, _ in loops):
         return site
@@ -234,7 +236,7 @@ def _site(
         sig.nan_ok,
         store,
         views,
-        splat_address(kernel),
+        (entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX)),
         swaps_table(kernel),
     )
 
@@ -242,6 +244,8 @@ def _site(
 #: the suffix of a float64 map kernel's entry reading row-broadcast operands as
 #: splats (ppy-llvm's `_kernels.SPLAT`; a kernel without one runs its plain entry)
 SPLAT_SUFFIX = "_splat"
+#: the suffix of its entry running the _splat entry over a run of rows (`_kernels.ROWS`)
+ROWS_SUFFIX = "_rows"
 
 
 #: the suffix of the marker of a kernel whose NaN order NumPy's temporary elision
@@ -259,11 +263,11 @@ def _entry(kernel: LoadedKernel, suffix: str) -> Any:
     return getattr(kernel.keepalive, symbol + suffix, None)
 
 
-def splat_address(kernel: LoadedKernel) -> int:
-    """The address of `kernel`'s _splat entry in its library, or 0 where it has none."""
+def entry_address(kernel: LoadedKernel, suffix: str) -> int:
+    """The address of `kernel`'s entry `suffix` in its library, or 0 where it has none."""
     import ctypes
 
-    fn = _entry(kernel, SPLAT_SUFFIX)
+    fn = _entry(kernel, suffix)
     return 0 if fn is None else ctypes.cast(fn, ctypes.c_void_p).value or 0
 
 

@@ -1,7 +1,7 @@
 /* ppy_numpy._runtime._dispatch: guarded call of a fused NumPy kernel.
  *
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
- *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0, swaps=())
+ *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0, swaps=(), rows=0)
  *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
@@ -9,13 +9,16 @@
  *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
  *   splat  : 0, or the address of the kernel's entry reading row-broadcast operands as
  *            splats (ppy-llvm's `_splat`: the kernel's scalars, then a mask per operand)
+ *   rows   : 0, or the address of its entry running `splat` over a run of rows (`_rows`)
  *   swaps  : (), or NumPy's temporary elision may swap the NaN order of the kernel's
  *            add/mul nodes (ppy-llvm's `_kernel_map.elision_table`): (flags, then per
- *            swap node its left array leaf and its right side's array leaves as bits).
+ *            swap node its left array leaf and its right side's array leaves as bits,
+ *            | 1 << 32 where the right side is that leaf itself: elided only where its
+ *            argument is a temporary, a call's result).
  *            Flags 1: the map entries follow NumPy given the bits after their scalars
  *            (elided_nodes) on flat calls and rows in its order, 2: they do not; a call they do
- *            not follow answers a NaN result from NumPy; | 4: the only swap node is the
- *            result's
+ *            not follow answers a NaN result from NumPy; | 4: the last swap node is the
+ *            result's, | 8: the result's node is no swap node
  *   views  : None (leaf i is argument i), or per leaf fed by the arguments (a store's
  *            target is not) (argument, basic index tuple or None): the site takes the
  *            view itself, from an exact ndarray only (take_leaves)
@@ -49,14 +52,17 @@ static const char *reason_names[R_N] = {
 #define GIL_RELEASE_MIN 8192
 /* float64 elements from which NumPy elides a temporary (NPY_MIN_ELIDE_BYTES, 256 KiB) */
 #define PPY_ELIDE_MIN (256 * 1024 / 8)
-#define SWAPS_ROOT_ONLY 4 /* swaps: the result's node is the only one swapped */
+#define SWAPS_ROOT_LAST 4 /* swaps: the result's node is the last swap node */
+#define SWAPS_ROOT_NONE 8 /* swaps: the result's node is no swap node */
 #define SWAPS_MAX 32
+#define SWAP_RIGHT_LEAF ((int64_t)1 << 32) /* swaps: the right side is that array leaf itself */
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     void *kernel;
     void *splat; /* NULL, or the kernel's _splat entry (row-broadcast operands as splats) */
+    void *rows;  /* NULL, or its _rows entry (the _splat entry over a run of rows) */
     int kind, nleaves;
     char leaves[MAXARGS];
     PyObject *fallback, *site_id, *keepalive, *loops_obj;
@@ -76,6 +82,7 @@ typedef struct {
     PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none) */
     unsigned long long direct; /* store calls written straight into the target */
     unsigned long long splat_calls; /* strided calls run by the _splat entry */
+    unsigned long long rows_calls;  /* of which the _rows entry ran each task's rows at once */
     unsigned long long fast, fallbacks[R_N];
 } SiteObject;
 
@@ -98,8 +105,13 @@ static int flags_reported(int flags) {
     return reported;
 }
 
+static int fallback_temporaries(SiteObject *s, PyObject *const *args, size_t nargsf, PyObject *kw,
+                                PyObject **out);
+
 static PyObject *fallback(SiteObject *s, int reason, PyObject *const *args, size_t nargsf, PyObject *kw) {
     s->fallbacks[reason]++;
+    PyObject *result;
+    if (s->swaps && fallback_temporaries(s, args, nargsf, kw, &result)) return result;
     return PyObject_Vectorcall(s->fallback, args, nargsf, kw);
 }
 
@@ -217,33 +229,117 @@ static int all_flat(PyArrayObject *const *ops, int na, int flag) {
     return 1;
 }
 
+/* NumPy's can_elide_temp on operand `a` (temp_elide.c): an exact ndarray Python holds
+   only on the call's stack (reference count 1: a call's result, never a name), owning
+   its writeable data of >= 256 KiB. A view the site took owns no data. */
+static int numpy_temporary(PyArrayObject *a) {
+    return a != NULL && Py_REFCNT(a) == 1 && Py_TYPE(a) == &PyArray_Type
+           && PyArray_CHKFLAGS(a, NPY_ARRAY_OWNDATA) && PyArray_ISWRITEABLE(a)
+           && !PyArray_CHKFLAGS(a, NPY_ARRAY_WRITEBACKIFCOPY) && PyArray_NBYTES(a) >= PPY_ELIDE_MIN * 8;
+}
+
+/* Whether `fn` reads its expression-fed arguments through the frontend's FRESH
+   (ppy_core's `dispatch.fresh`: a name of its code), so it takes a Temporary box. */
+static int reads_fresh(PyObject *fn) {
+    PyObject *code = PyObject_GetAttrString(fn, "__code__");
+    PyObject *names = code ? PyObject_GetAttrString(code, "co_names") : NULL;
+    PyObject *key = names ? PyUnicode_FromString("__ppy_fresh") : NULL;
+    int found = key ? PySequence_Contains(names, key) : 0;
+    Py_XDECREF(key);
+    Py_XDECREF(names);
+    Py_XDECREF(code);
+    if (found < 0 || PyErr_Occurred()) {
+        PyErr_Clear();
+        found = 0;
+    }
+    return found;
+}
+
+/* The Python path of a site whose arguments include temporaries NumPy would elide
+   into (numpy_temporary: a call's result): it holds them as parameters, names NumPy
+   never elides into, so each goes as a ppy_core `Temporary` box of a copy its
+   expression reads once through `fresh`: a temporary again, Python's own elision (a
+   NaN payload as `x + <call>`'s). 1 with the result (or NULL, an error) in *out where
+   it ran so, 0 otherwise (no temporary, or a fallback without `fresh`). */
+static int fallback_temporaries(SiteObject *s, PyObject *const *args, size_t nargsf, PyObject *kw,
+                                PyObject **out) {
+    static PyObject *box_type = NULL;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), first = s->store ? 2 : 0; /* a store's target, key */
+    int any = 0;
+    for (Py_ssize_t i = first; i < n && !any; i++) any = numpy_temporary((PyArrayObject *)args[i]);
+    if (!any || kw != NULL || n > MAXARGS + 2 || !reads_fresh(s->fallback)) return 0;
+    if (box_type == NULL) {
+        PyObject *m = PyImport_ImportModule("ppy_core.runtime.dispatch");
+        box_type = m ? PyObject_GetAttrString(m, "Temporary") : NULL;
+        Py_XDECREF(m);
+        if (box_type == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    PyObject *boxed[MAXARGS + 2];
+    Py_ssize_t i = 0;
+    for (; i < n; i++) {
+        PyObject *a = args[i], *copy;
+        if (i < first || !numpy_temporary((PyArrayObject *)a)) {
+            boxed[i] = Py_NewRef(a);
+            continue;
+        }
+        copy = PyArray_NewCopy((PyArrayObject *)a, NPY_KEEPORDER);
+        boxed[i] = copy ? PyObject_CallOneArg(box_type, copy) : NULL;
+        Py_XDECREF(copy);
+        if (boxed[i] == NULL) break;
+    }
+    *out = i == n ? PyObject_Vectorcall(s->fallback, boxed, n, NULL) : NULL;
+    while (i-- > 0) Py_DECREF(boxed[i]);
+    return 1;
+}
+
+/* Whether swap node j's right side, the array leaf of `right` (SWAP_RIGHT_LEAF), is a
+   temporary NumPy elides into: l's shape exactly, and a temporary at run time. */
+static int right_leaf_elided(PyArrayObject *const *ops, int na, int64_t right, PyArrayObject *l) {
+    int k = 0;
+    while (k < na && !((right >> k) & 1)) k++;
+    PyArrayObject *r = k < na ? ops[k] : NULL;
+    return numpy_temporary(r) && PyArray_NDIM(r) == PyArray_NDIM(l)
+           && memcmp(PyArray_DIMS(r), PyArray_DIMS(l), sizeof(npy_intp) * PyArray_NDIM(l)) == 0;
+}
+
 /* NumPy's temporary elision in a call with kernel array leaves ops[0..na) (NULL: a
    Python float, no temporary) and result shape (nd, dims): bit j where it runs swap
    node j as np.add(r, l, out=r) over the whole result (the kernel follows that with
    flags 1, as a double's bits); *other set where NumPy elides where the kernel does
-   not follow (over a smaller shape, or flags 2): a NaN result is then NumPy's. */
+   not follow (over a smaller shape, or flags 2): a NaN result is then NumPy's. No swap
+   where l is a temporary itself (NumPy elides into l first, in l's order); none in
+   the last `skip_last` swap nodes (an augmented store's result node). */
 static double elided_nodes(const SiteObject *s, PyArrayObject *const *ops, int na, int nd,
-                           const npy_intp *dims, int *other) {
+                           const npy_intp *dims, int *other, int skip_last) {
     int64_t bits = 0;
     npy_intp size = 1;
     for (int d = 0; d < nd; d++) size *= dims[d];
     *other = s->nswap < 0 && size >= PPY_ELIDE_MIN;
-    for (int j = 0; j < s->nswap; j++) {
+    for (int j = 0; j < s->nswap - skip_last; j++) {
         PyArrayObject *l = s->swap_left[j] < na ? ops[s->swap_left[j]] : NULL;
         if (l == NULL || PyArray_SIZE(l) < PPY_ELIDE_MIN) continue;
-        /* r: the broadcast of its arrays' shapes; NumPy elides where it is l's */
-        int lnd = PyArray_NDIM(l), rnd = 0, fits = 1;
+        int lnd = PyArray_NDIM(l);
         npy_intp r[NPY_MAXDIMS];
-        for (int d = 0; d < lnd; d++) r[d] = 1;
-        for (int k = 0; k < na && fits; k++) {
-            if (!((s->swap_right[j] >> k) & 1) || ops[k] == NULL) continue;
-            int knd = PyArray_NDIM(ops[k]);
-            fits = knd <= lnd;
-            rnd = knd > rnd ? knd : rnd;
-            for (int d = 0; fits && d < knd; d++)
-                if (PyArray_DIM(ops[k], d) != 1) r[lnd - knd + d] = PyArray_DIM(ops[k], d);
+        if (s->swap_right[j] & SWAP_RIGHT_LEAF) { /* a temporary only if a call made it */
+            if (!right_leaf_elided(ops, na, s->swap_right[j], l)) continue;
+            memcpy(r, PyArray_DIMS(l), sizeof(npy_intp) * lnd);
+        } else { /* r: the broadcast of its arrays' shapes; NumPy elides where it is l's */
+            int rnd = 0, fits = 1;
+            for (int d = 0; d < lnd; d++) r[d] = 1;
+            for (int k = 0; k < na && fits; k++) {
+                if (!((s->swap_right[j] >> k) & 1) || ops[k] == NULL) continue;
+                int knd = PyArray_NDIM(ops[k]);
+                fits = knd <= lnd;
+                rnd = knd > rnd ? knd : rnd;
+                for (int d = 0; fits && d < knd; d++)
+                    if (PyArray_DIM(ops[k], d) != 1) r[lnd - knd + d] = PyArray_DIM(ops[k], d);
+            }
+            if (!fits || rnd != lnd || memcmp(r, PyArray_DIMS(l), sizeof(npy_intp) * lnd) != 0) continue;
         }
-        if (!fits || rnd != lnd || memcmp(r, PyArray_DIMS(l), sizeof(npy_intp) * lnd) != 0) continue;
+        if (numpy_temporary(l)) continue; /* np.add(l, r, out=l): the kernel's order */
         if ((s->swaps & 3) == 1 && lnd == nd && memcmp(dims, r, sizeof(npy_intp) * nd) == 0)
             bits |= (int64_t)1 << j;
         else
@@ -316,8 +412,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
     if (!all_flat(ops, na, NPY_ARRAY_C_CONTIGUOUS)) {
         fortran = s->kind <= K_MAP_BOOL && all_flat(ops, na, NPY_ARRAY_F_CONTIGUOUS);
         if (!fortran) {
-            if (s->kind > K_MAP_BOOL || s->f32 || s->itype) /* a reduction's order is NumPy's
-                only over one C buffer; float32 and integer kernels read flat buffers only */
+            if (s->kind > K_MAP_BOOL) /* a reduction's order is NumPy's only over one C buffer */
                 return fallback(s, all_c_contiguous(ops, na) ? R_SHAPE : R_LAYOUT, args, nargsf, kw);
             return site_strided(s, ops, arrays, na, scalars, 0, args, nargsf, kw);
         }
@@ -325,7 +420,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
     npy_intp n = PyArray_SIZE(first);
     if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
     int elided = 0; /* NumPy elides where the kernel does not follow it */
-    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(first), PyArray_DIMS(first), &elided);
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(first), PyArray_DIMS(first), &elided, 0);
     run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0, 0};
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
@@ -377,7 +472,8 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
         if (s->leaves[i] == 'a' && p.strides[k][p.nd - 1] != 8) return fallback(s, R_LAYOUT, args, nargsf, kw);
         k++;
     }
-    PyObject *result = PyArray_Empty(nd, dims, PyArray_DescrFromType(s->kind == K_MAP ? NPY_DOUBLE : NPY_BOOL), 0);
+    int type = s->kind == K_MAP ? (s->f32 ? NPY_FLOAT : s->itype ? s->itype : NPY_DOUBLE) : NPY_BOOL;
+    PyObject *result = PyArray_Empty(nd, dims, PyArray_DescrFromType(type), 0);
     if (result == NULL) return NULL;
     char *bases[MAXARGS];
     for (int k = 0; k < na; k++) bases[k] = ops[k] ? PyArray_DATA(ops[k]) : arrays[k];
@@ -395,7 +491,7 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
        is NumPy's (the rows are scanned then anyway) */
     int elided = 0, ns = 0;
     for (int i = 0; i < s->nleaves; i++) ns += s->leaves[i] == 's';
-    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, nd, dims, &elided);
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, nd, dims, &elided, 0);
     int flags = run_strided(s, &p, bases, scalars, PyArray_DATA((PyArrayObject *)result), order || inline_only);
     if (strict && flags > 0) flags = -3; /* Python may raise where NumPy warns */
     if (flags == 0 && elided && s->kind == K_MAP && row_has_nan(PyArray_DATA((PyArrayObject *)result), n))
@@ -502,7 +598,7 @@ static int set_swaps(SiteObject *s, PyObject *swaps) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Site: bad swaps table");
         return -1;
     }
-    s->swaps = n ? (int)(v[0] & 7) : 0;
+    s->swaps = n ? (int)(v[0] & 15) : 0;
     s->nswap = n == 1 ? -1 : (int)(n / 2);
     for (int j = 0; j < s->nswap; j++) s->swap_left[j] = (int)v[2 * j + 1], s->swap_right[j] = v[2 * j + 2];
     return 0;
@@ -510,15 +606,15 @@ static int set_swaps(SiteObject *s, PyObject *swaps) {
 
 static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"kernel", "kind", "leaves", "fallback", "site_id", "loops", "keepalive",
-                             "par_threshold", "nan_ok", "store", "views", "splat", "swaps", NULL};
-    unsigned long long addr, splat = 0;
+                             "par_threshold", "nan_ok", "store", "views", "splat", "swaps", "rows", NULL};
+    unsigned long long addr, splat = 0, rows = 0;
     const char *kind, *leaves;
     PyObject *fb, *sid, *loops = NULL, *keep = Py_None, *views = NULL;
     Py_ssize_t par = -1;
     int nan_ok = 0, store = S_NONE;
     PyObject *swaps = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpiOKO", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
-                                     &keep, &par, &nan_ok, &store, &views, &splat, &swaps))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "KssOO|OOnpiOKOK", kwlist, &addr, &kind, &leaves, &fb, &sid, &loops,
+                                     &keep, &par, &nan_ok, &store, &views, &splat, &swaps, &rows))
         return NULL;
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
@@ -533,6 +629,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     s->vectorcall = site_vectorcall;
     s->kernel = (void *)(uintptr_t)addr;
     s->splat = (void *)(uintptr_t)splat;
+    s->rows = splat ? (void *)(uintptr_t)rows : NULL;
     s->kind = k;
     s->nleaves = (int)nl;
     memcpy(s->leaves, leaves, nl);
@@ -577,7 +674,8 @@ static PyObject *site_stats(SiteObject *s, PyObject *unused) {
     if (s->store)
         return Py_BuildValue("{sOsKsNsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "direct", s->direct);
     if (s->splat)
-        return Py_BuildValue("{sOsKsNsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "splat", s->splat_calls);
+        return Py_BuildValue("{sOsKsNsKsK}", "site", s->site_id, "fast", s->fast, "fallback", fb, "splat", s->splat_calls,
+                             "rows", s->rows_calls);
     return Py_BuildValue("{sOsKsN}", "site", s->site_id, "fast", s->fast, "fallback", fb);
 }
 
@@ -585,6 +683,7 @@ static PyObject *site_reset(SiteObject *s, PyObject *unused) {
     s->fast = 0;
     s->direct = 0;
     s->splat_calls = 0;
+    s->rows_calls = 0;
     memset(s->fallbacks, 0, sizeof(s->fallbacks));
     Py_RETURN_NONE;
 }

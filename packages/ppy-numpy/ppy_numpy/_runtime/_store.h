@@ -172,22 +172,23 @@ typedef struct {
 } store_job;
 
 /* Rows [r0, r1) of a store: each row computed into the output row in place (stride
-   8) or into a scratch row scattered there. *status as in strided_rows. */
+   of one item) or into a scratch row scattered there. *status as in strided_rows: a
+   float result holding a NaN is NumPy's (no integer result is scanned). */
 static void store_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     const store_job *job = ctx;
     const strided_plan *p = job->p;
     SiteObject *s = job->s;
-    int na = p->na - 1, nd = p->nd, gathers = 0;
+    int na = p->na - 1, nd = p->nd, gathers = 0, isz = site_itemsize(s);
     npy_intp L = p->shape[nd - 1], os = p->strides[na][nd - 1];
-    for (int k = 0; k < na; k++) gathers += p->strides[k][nd - 1] != 8;
+    for (int k = 0; k < na; k++) gathers += p->strides[k][nd - 1] != isz;
     double *scratch = NULL;
     *status = 0.0;
-    size_t need = (size_t)PPY_SCRATCH * (size_t)(gathers + (os != 8));
+    size_t need = (size_t)PPY_SCRATCH * (size_t)(gathers + (os != isz));
     if (need && (scratch = PyMem_RawMalloc(sizeof(double) * need)) == NULL) {
         *status = -1.0;
         return;
     }
-    double *oscratch = os != 8 ? scratch + (size_t)PPY_SCRATCH * gathers : NULL;
+    double *oscratch = os != isz ? scratch + (size_t)PPY_SCRATCH * gathers : NULL;
     char *row[MAXARGS + 1], *args[MAXARGS];
     int constant[MAXARGS]; /* stride 0 on every axis (a broadcast float): filled once */
     npy_intp idx[NPY_MAXDIMS] = {0}, rest = r0;
@@ -195,10 +196,10 @@ static void store_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     for (int k = 0, g = 0; k <= na; k++) {
         row[k] = job->bases[k];
         for (int d = 0; d < nd - 1; d++) row[k] += idx[d] * p->strides[k][d];
-        if (k == na || p->strides[k][nd - 1] == 8) continue;
+        if (k == na || p->strides[k][nd - 1] == isz) continue;
         constant[k] = 1;
         for (int d = 0; d < nd; d++) constant[k] &= p->strides[k][d] == 0;
-        if (constant[k]) gather(scratch + (size_t)PPY_SCRATCH * g, job->bases[k], 0, PPY_SCRATCH);
+        if (constant[k]) gather_items((char *)(scratch + (size_t)PPY_SCRATCH * g), job->bases[k], 0, PPY_SCRATCH, isz);
         g++;
     }
     ppy_map_fn kernel = (ppy_map_fn)s->kernel;
@@ -208,17 +209,17 @@ static void store_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
             npy_intp len = L - c0 < step ? L - c0 : step;
             for (int k = 0, g = 0; k < na; k++) {
                 npy_intp st = p->strides[k][nd - 1];
-                if (st == 8) { args[k] = row[k] + c0 * 8; continue; }
-                double *buf = scratch + (size_t)PPY_SCRATCH * g++;
-                if (!constant[k]) gather(buf, row[k] + c0 * st, st, len);
-                args[k] = (char *)buf;
+                if (st == isz) { args[k] = row[k] + c0 * isz; continue; }
+                char *buf = (char *)(scratch + (size_t)PPY_SCRATCH * g++);
+                if (!constant[k]) gather_items(buf, row[k] + c0 * st, st, len, isz);
+                args[k] = buf;
             }
-            double *dst = oscratch ? oscratch : (double *)(row[na] + c0 * 8);
+            char *dst = oscratch ? (char *)oscratch : row[na] + c0 * isz;
             kernel(args, job->scalars, dst, 0, len, s->loops);
-            if (row_has_nan(dst, len)) { *status = 1.0; break; }
+            if (!s->itype && items_have_nan(dst, len, isz)) { *status = 1.0; break; }
             if (oscratch) {
                 char *o = row[na] + c0 * os;
-                for (npy_intp i = 0; i < len; i++) memcpy(o + i * os, &oscratch[i], 8);
+                for (npy_intp i = 0; i < len; i++) memcpy(o + i * os, (char *)oscratch + i * isz, (size_t)isz);
             }
         }
         for (int d = nd - 2; d >= 0; d--) { /* next row: an odometer over the outer axes */
@@ -275,18 +276,18 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
     int fortran = 0, flat = nweak == 0 && all_flat(ops, na + 1, NPY_ARRAY_C_CONTIGUOUS);
     if (!flat && nweak == 0) flat = fortran = all_flat(ops, na + 1, NPY_ARRAY_F_CONTIGUOUS);
     /* NumPy computes `B[...] = x + v*w`'s right side as a fresh result; `a += x * y`
-       as np.add(a, tmp, out=a), not swapped at the root */
-    int nan_check = 0;
-    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(t), PyArray_DIMS(t), &nan_check);
+       as np.add(a, tmp, out=a), not swapped at the root (its bit cleared where known) */
+    int nan_check = 0, aug = s->store != S_ASSIGN;
+    int root_known = !aug || (s->swaps & (SWAPS_ROOT_LAST | SWAPS_ROOT_NONE));
+    if (s->swaps)
+        scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(t), PyArray_DIMS(t), &nan_check,
+                                   aug && (s->swaps & SWAPS_ROOT_LAST) && s->nswap > 0);
     int64_t swapped;
     memcpy(&swapped, &scalars[ns], 8);
-    if (s->store != S_ASSIGN && (s->swaps & SWAPS_ROOT_ONLY)) scalars[ns] = 0.0, swapped = 0, nan_check = 0;
-    nan_check |= swapped && (s->store != S_ASSIGN || !flat); /* followed flat only */
+    nan_check |= swapped && (!root_known || !flat); /* followed flat only */
     int may = overlap || nan_check ? 1 : s->itype ? 0 : fp_may_raise(); /* scanned: flat */
     if (may < 0) return -1;
     PyArrayObject *out = t;
-    if (!flat && (s->f32 || s->itype)) /* float32 and integer kernels read flat buffers only */
-        return *reason = all_c_contiguous(ops, na + 1) ? R_SHAPE : R_LAYOUT, 0;
     if (may) { /* through a temporary laid out as the target when it is flat */
         out = (PyArrayObject *)PyArray_Empty(PyArray_NDIM(t), PyArray_DIMS(t),
                                              PyArray_DescrFromType(store_type(s)), fortran);

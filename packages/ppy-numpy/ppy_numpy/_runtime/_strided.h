@@ -128,6 +128,20 @@ static void gather(double *restrict buf, const char *src, npy_intp st, npy_intp 
     }
 }
 
+/* gather() for items of `isz` bytes (float64, int64: 8; float32, int32: 4). */
+static void gather_items(char *restrict buf, const char *src, npy_intp st, npy_intp n, int isz) {
+    if (isz == 8) {
+        gather((double *)buf, src, st, n);
+    } else if (st == 0) {
+        for (npy_intp i = 0; i < n; i++) memcpy(buf + i * 4, src, 4);
+    } else {
+        for (npy_intp i = 0; i < n; i++) memcpy(buf + i * 4, src + i * st, 4);
+    }
+}
+
+/* The bytes of one element of a site's operands and map result. */
+static int site_itemsize(const SiteObject *s) { return s->f32 || s->itype == NPY_INT32 ? 4 : 8; }
+
 /* Any NaN in row[0..n)? From the bits, without an FP compare (no flag, even for a
    signalling NaN): (bits & 0x7FF...F) + 0x000F...F has bit 63 set exactly for a NaN,
    integer lanes the compiler vectorizes (AVX2 where the CPU has it). */
@@ -139,6 +153,18 @@ PPY_WIDE_INT static int row_has_nan(const double *row, npy_intp n) {
         any |= (b & 0x7FFFFFFFFFFFFFFFull) + 0x000FFFFFFFFFFFFFull;
     }
     return (int)(any >> 63);
+}
+
+/* row_has_nan for a float64 (isz 8) or float32 (isz 4) row, from the bits. */
+static int items_have_nan(const char *row, npy_intp n, int isz) {
+    if (isz == 8) return row_has_nan((const double *)row, n);
+    uint32_t any = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, row + 4 * i, 4);
+        any |= (b & 0x7FFFFFFFu) + 0x007FFFFFu;
+    }
+    return (int)(any >> 31);
 }
 
 /* The copies of a row-broadcast value the _splat entry reads (ppy-llvm _codegen.VEC). */
@@ -168,6 +194,7 @@ typedef struct {
     char *out;
     int order; /* every row meets NumPy's operand order: see strided_rows */
     const double *splat; /* NULL, or the scalars of the kernel's _splat entry (splat_entry) */
+    int rows; /* the kernel's _rows entry runs each task's rows in one call (rows_entry) */
 } strided_job;
 
 /* A row's chunk (a multiple of PPY_SCRATCH: its scratch rows stay in L1/L2) and its
@@ -195,7 +222,7 @@ typedef struct {
    is its twin and reads its scratch. */
 static void start_rows(const strided_job *job, int64_t r0, double *scratch, row_operands *o) {
     const strided_plan *p = job->p;
-    int na = p->na, nd = p->nd, g = 0;
+    int na = p->na, nd = p->nd, g = 0, isz = site_itemsize(job->s);
     npy_intp rest = r0;
     for (int d = nd - 2; d >= 0; d--) { o->idx[d] = rest % p->shape[d]; rest /= p->shape[d]; }
     for (int k = 0; k < na; k++) {
@@ -203,7 +230,7 @@ static void start_rows(const strided_job *job, int64_t r0, double *scratch, row_
         for (int d = 0; d < nd - 1; d++) o->row[k] += o->idx[d] * p->strides[k][d];
         o->filled[k] = 0;
         npy_intp st = p->strides[k][nd - 1];
-        o->mode[k] = st == 8 ? OP_IN_PLACE : st == 0 ? OP_ROW_BROADCAST : OP_GATHER;
+        o->mode[k] = st == isz ? OP_IN_PLACE : st == 0 ? OP_ROW_BROADCAST : OP_GATHER;
         if (o->mode[k] == OP_IN_PLACE) continue;
         for (int j = 0; j < k && o->mode[k] != OP_TWIN; j++) {
             int same = o->mode[j] != OP_IN_PLACE && o->mode[j] != OP_TWIN && job->bases[j] == job->bases[k];
@@ -214,23 +241,23 @@ static void start_rows(const strided_job *job, int64_t r0, double *scratch, row_
         o->buf[k] = scratch + (size_t)PPY_ROW_BUF * g++;
         int constant = 1;
         for (int d = 0; d < nd; d++) constant &= p->strides[k][d] == 0;
-        if (constant) o->mode[k] = OP_CONSTANT, gather(o->buf[k], job->bases[k], 0, PPY_ROW_BUF);
+        if (constant) o->mode[k] = OP_CONSTANT, gather_items((char *)o->buf[k], job->bases[k], 0, PPY_ROW_BUF, isz);
     }
 }
 
 static int bits_nan(uint64_t bits) { return (bits & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; }
 
 /* Fill the row-broadcast scratch rows for the current row, where its value changed;
-   whether a broadcast value of the row (or a constant) is NaN. */
-static int fill_row(const strided_plan *p, row_operands *o, npy_intp width) {
+   whether a broadcast float64 value of the row (or a constant) is NaN. */
+static int fill_row(const strided_plan *p, row_operands *o, npy_intp width, int isz) {
     int nan = 0;
     for (int k = 0; k < p->na; k++) {
-        uint64_t bits;
+        uint64_t bits = 0;
         if (o->mode[k] != OP_ROW_BROADCAST && o->mode[k] != OP_CONSTANT) continue;
-        memcpy(&bits, o->row[k], 8);
-        nan |= bits_nan(bits);
+        memcpy(&bits, o->row[k], (size_t)isz);
+        nan |= isz == 8 && bits_nan(bits);
         if (o->mode[k] == OP_CONSTANT || (o->filled[k] && bits == o->held[k])) continue;
-        gather(o->buf[k], o->row[k], 0, width);
+        gather_items((char *)o->buf[k], o->row[k], 0, width, isz);
         o->held[k] = bits, o->filled[k] = 1;
     }
     return nan;
@@ -242,6 +269,43 @@ static int rows_have_nan(const strided_job *job, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; r++)
         if (row_has_nan((const double *)(job->out + r * L * 8), L)) return 1;
     return 0;
+}
+
+/* The kernel's _rows entry: its _splat entry over `nrows` rows (ppy-llvm `_kernels.ROWS`). */
+typedef void (*ppy_rows_fn)(char *const *, const double *, void *, int64_t, int64_t, const int64_t *,
+                            const ppy_loop *);
+
+/* Whether the kernel's _rows entry serves a job: a 2-D plan each of whose rows is one
+   call of the _splat entry (every operand in place or broadcast along the row, rows in
+   NumPy's order: no chunk, no scan, see `strided_rows`) and no value broadcast along
+   the rows is NaN. Row by row, the same calls cost ~100 cycles each more (the
+   odometer, the fills, an indirect call). */
+static int rows_entry(const SiteObject *s, const strided_plan *p, char *const *bases, int order) {
+    if (s->rows == NULL || p->nd != 2 || !order) return 0;
+    for (int k = 0; k < p->na; k++) {
+        npy_intp st = p->strides[k][1];
+        if (st != 8 && st != 0) return 0;
+        for (npy_intp r = 0; st == 0 && r < p->shape[0]; r++) {
+            uint64_t bits;
+            memcpy(&bits, bases[k] + r * p->strides[k][0], 8);
+            if (bits_nan(bits)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Rows [r0, r1) of a `rows_entry` job in one call of the kernel's _rows entry. */
+static void rows_at_once(const strided_job *job, int64_t r0, int64_t r1) {
+    const strided_plan *p = job->p;
+    char *bases[MAXARGS];
+    int64_t steps[MAXARGS + 1];
+    npy_intp L = p->shape[1], osize = job->s->kind == K_MAP ? 8 : 1;
+    for (int k = 0; k < p->na; k++) {
+        bases[k] = job->bases[k] + r0 * p->strides[k][0];
+        steps[k] = p->strides[k][0];
+    }
+    steps[p->na] = L * osize;
+    ((ppy_rows_fn)job->s->rows)(bases, job->splat, job->out + r0 * L * osize, L, r1 - r0, steps, job->s->loops);
 }
 
 /* Rows [r0, r1) of a job; *status = 1 if a float result row holds a NaN, -1 if out
@@ -262,9 +326,9 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     const strided_job *job = ctx;
     const strided_plan *p = job->p;
     SiteObject *s = job->s;
-    int na = p->na, nd = p->nd, gathers = 0;
-    npy_intp L = p->shape[nd - 1], osize = s->kind == K_MAP ? 8 : 1;
-    for (int k = 0; k < na; k++) gathers += p->strides[k][nd - 1] != 8;
+    int na = p->na, nd = p->nd, gathers = 0, isz = site_itemsize(s);
+    npy_intp L = p->shape[nd - 1], osize = s->kind == K_MAP ? isz : 1;
+    for (int k = 0; k < na; k++) gathers += p->strides[k][nd - 1] != isz;
     double *scratch = NULL;
     *status = 0.0;
     if (gathers && (scratch = PyMem_RawMalloc(sizeof(double) * PPY_ROW_BUF * (size_t)gathers)) == NULL) {
@@ -284,21 +348,22 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
         if (o.mode[k] == OP_ROW_BROADCAST && !splat) step = PPY_FILL_CHUNK; /* a short fill */
     }
     if (splat && !chunked) step = L; /* one call per row, as NumPy's */
-    for (npy_intp r = r0; r < r1 && *status == 0.0; r++) {
+    if (job->rows) rows_at_once(job, r0, r1);
+    for (npy_intp r = job->rows ? r1 : r0; r < r1 && *status == 0.0; r++) {
         char *orow = job->out + r * L * osize;
-        int nan_broadcast = fill_row(p, &o, splat ? PPY_SPLAT : L < step + 8 ? L : step + 8);
-        int scan = s->kind == K_MAP && (nan_broadcast || !job->order);
+        int nan_broadcast = fill_row(p, &o, splat ? PPY_SPLAT : L < step + 8 ? L : step + 8, isz);
+        int scan = s->kind == K_MAP && (nan_broadcast || !job->order || s->f32) && !s->itype;
         for (npy_intp c0 = 0; c0 < L; c0 += step) {
             npy_intp len = L - c0 <= step + 8 ? L - c0 : step;
             for (int k = 0; k < na; k++) {
                 npy_intp st = p->strides[k][nd - 1];
-                if (o.mode[k] == OP_IN_PLACE) { args[k] = o.row[k] + c0 * 8; continue; }
-                if (o.mode[k] == OP_GATHER) gather(o.buf[k], o.row[k] + c0 * st, st, len);
+                if (o.mode[k] == OP_IN_PLACE) { args[k] = o.row[k] + c0 * isz; continue; }
+                if (o.mode[k] == OP_GATHER) gather_items((char *)o.buf[k], o.row[k] + c0 * st, st, len, isz);
                 args[k] = (char *)o.buf[k];
             }
             char *out = orow + c0 * osize;
             kernel(args, scalars, out, 0, len, s->loops);
-            if (scan && row_has_nan((const double *)out, len)) {
+            if (scan && items_have_nan(out, len, isz)) {
                 *status = 1.0;
                 break;
             }
@@ -311,7 +376,8 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
             o.idx[d] = 0;
         }
     }
-    if (s->kind == K_MAP && job->order && *status == 0.0 && fetestexcept(FE_INVALID) && rows_have_nan(job, r0, r1))
+    if (s->kind == K_MAP && isz == 8 && !s->itype && job->order && *status == 0.0 && fetestexcept(FE_INVALID)
+        && rows_have_nan(job, r0, r1))
         *status = 1.0;
     PyMem_RawFree(scratch);
 }
@@ -358,7 +424,9 @@ static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const
                        int order) {
     double ext[2 * MAXARGS];
     int splat = s->splat != NULL && splat_entry(s, p, scalars, ext);
-    strided_job job = {s, p, bases, scalars, out, order, splat ? ext : NULL};
+    strided_job job = {s, p, bases, scalars, out, order, splat ? ext : NULL, 0};
+    job.rows = splat && rows_entry(s, p, bases, order);
     s->splat_calls += splat;
+    s->rows_calls += job.rows;
     return run_rows(s, p, strided_rows, &job);
 }

@@ -4,7 +4,10 @@ What NumPy computes for a transcendental depends on its build and on the CPU's S
 features, so a backend that calls NumPy's inner loops from a fused kernel asks this
 adapter (`NumpyAdapter.prove`, through the core's kernel ABI) to run each kernel
 against NumPy itself: random and special inputs at many lengths and offsets
-("wide"), or NaN-laden data for whether a reduction's NaN result keeps NumPy's bits
+("wide"), a dense sample of about two million values over the float64 range where
+exponentials change, every bit pattern class and its edges, FP flags included
+("dense": for a kernel that computes a function inline instead of calling NumPy's
+loop), or NaN-laden data for whether a reduction's NaN result keeps NumPy's bits
 ("nan"). The backend caches the verdicts under `numpy_build_key()`.
 """
 
@@ -19,7 +22,9 @@ from ppy_core.runtime.abi import Expression, ProofCase, kernel_address
 LENGTHS = (*range(1, 34), 63, 64, 65, 255, 256, 257, 511, 1000, 4099)
 OFFSETS = (0, 1, 2, 3)
 NAN_LENGTHS = (*range(1, 41), 127, 128, 129, 255, 256, 257, 1000, 1031, 4099, 100_003)
-SEEDS = {"wide": 20251129, "nan": 20251130}
+SEEDS = {"wide": 20251129, "nan": 20251130, "dense": 20251201}
+#: "dense" flag check: this many runs of short stretches under np.errstate(all="raise")
+FLAG_RUNS = 3000
 
 
 def numpy_build_key() -> str:
@@ -56,6 +61,34 @@ def wide_inputs(rng: Any, n: int) -> Any:
     picks = rng.random(n) < 0.15
     x[picks] = sp[rng.integers(0, len(sp), int(picks.sum()))]
     return x
+
+
+def dense_inputs(rng: Any) -> Any:
+    """About two million float64 values, shuffled: uniform over [-750, 750] (every
+    table interval of a 2^(k/N) reduction many times over), the overflow and
+    subnormal-result edges of exp, the midpoints between multiples of ln2/128 (where
+    a reduction's rounding flips) +- a few ulps, magnitudes around 2^-54 and 512,
+    subnormal and tiny inputs, random bit patterns (NaN payloads, infinities) and
+    `special_values`."""
+    import numpy as np
+
+    step = np.log(2.0) / 128
+    mid = (rng.integers(-140_000, 132_000, 200_000) + 0.5) * step
+    mid = (mid.view(np.int64) + rng.integers(-4, 5, mid.size)).view(np.float64)
+    sign = np.where(rng.random(300_000) < 0.5, -1.0, 1.0)
+    parts = [
+        rng.uniform(-750.0, 750.0, 1_000_000),
+        rng.uniform(-746.0, -707.0, 200_000),
+        rng.uniform(700.0, 710.0, 100_000),
+        mid,
+        sign[:100_000] * 2.0 ** rng.uniform(-60.0, -48.0, 100_000),
+        sign[100_000:200_000] * rng.uniform(510.0, 514.0, 100_000),
+        sign[200_000:] * 10.0 ** rng.uniform(-323.5, -290.0, 100_000),
+        rng.integers(0, 2**64, 200_000, dtype=np.uint64, endpoint=False).view(np.float64),
+        np.tile(special_values(), 100),
+    ]
+    x = np.concatenate(parts)
+    return x[rng.permutation(x.size)]
 
 
 def nan_inputs(rng: Any, n: int) -> tuple[Any, Any]:
@@ -130,7 +163,7 @@ def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
             except (LookupError, AttributeError, TypeError) as exc:
                 verdict[case.name] = f"no float64 loop: {exc}"
                 continue
-            check = _check_nan if case.inputs == "nan" else _check_wide
+            check = {"nan": _check_nan, "dense": _check_dense}.get(case.inputs, _check_wide)
             verdict[case.name] = check(site, case.expression, rngs[case.inputs]) or "ok"
     return verdict
 
@@ -152,6 +185,36 @@ def _check_wide(site: Any, expression: Expression, rng: Any) -> str:
     return ""
 
 
+def _check_dense(site: Any, expression: Expression, rng: Any) -> str:
+    """`dense_inputs` in one call and misaligned, then short stretches of them under
+    np.errstate(all="raise"): the kernel must raise (fall back) exactly where NumPy does."""
+    import numpy as np
+
+    x = dense_inputs(rng)
+    y = np.abs(wide_inputs(rng, x.size)) + 0.25
+    for off in (0, 1, 3):
+        got, want = site(x[off:], y[off:]), evaluate(expression, (x[off:], y[off:]))
+        if got is None:
+            return "fast path did not run on the dense sample"
+        if not np.array_equal(got.view(np.uint64), want.view(np.uint64)):
+            i = int(np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))[0])
+            xi = x[off + i]
+            return f"bits differ on the dense sample at x={xi!r}: {got[i]!r} != {want[i]!r}"
+    with np.errstate(all="raise"):
+        for _ in range(FLAG_RUNS):
+            n = int(rng.integers(1, 40))
+            at = int(rng.integers(0, x.size - n))
+            xs, ys = x[at : at + n], y[at : at + n]
+            try:
+                evaluate(expression, (xs, ys))
+                numpy_raises = False
+            except FloatingPointError:
+                numpy_raises = True
+            if (site(xs, ys) is None) != numpy_raises:
+                return f"FP flags differ from NumPy's on {xs[:8].tolist()}"
+    return ""
+
+
 def _check_nan(site: Any, expression: Expression, rng: Any) -> str:
     import numpy as np
 
@@ -166,4 +229,11 @@ def _check_nan(site: Any, expression: Expression, rng: Any) -> str:
     return ""
 
 
-__all__ = ["evaluate", "numpy_build_key", "run_cases", "special_values", "wide_inputs"]
+__all__ = [
+    "dense_inputs",
+    "evaluate",
+    "numpy_build_key",
+    "run_cases",
+    "special_values",
+    "wide_inputs",
+]
