@@ -1,10 +1,12 @@
 /* Elementwise kernels over strided and broadcast operands (included by _dispatch.c).
  *
- * The kernels read contiguous float64 rows. Operands of any strides whose shapes
+ * The kernels read contiguous rows of their dtype (float64, float32, int64, int32:
+ * items of 8 or 4 bytes, `site_itemsize`). Operands of any strides whose shapes
  * broadcast (NumPy's rules, zero strides) are walked here row by row over the
  * fastest-varying axis after coalescing, as NumPy's iterator walks them: a row whose
- * stride is 8 is passed in place, any other (a step, a broadcast) is gathered into a
- * scratch row first. The result is a fresh C-ordered array, which is what NumPy's
+ * stride is one item is passed in place, any other (a step, a broadcast) is gathered
+ * into a scratch row first. A float32 result holding a NaN is NumPy's (as on the flat
+ * path); an integer result is never scanned. The result is a fresh C-ordered array, which is what NumPy's
  * ufuncs give exactly when its axis ordering ("K", the stable insertion sort of
  * nditer over the operands' absolute strides, C order winning a conflict) keeps C
  * order; otherwise the guard refuses (layout).
@@ -16,7 +18,8 @@
  * unless every row is shown to meet NumPy's order (`strided_rows`).
  * A kernel with a `_splat` entry (ppy-llvm: float64 maps without library loops) reads
  * an operand broadcast along the row from PPY_SPLAT copies of its value instead (no
- * filled row, one call per row where rows need no chunking; `splat_entry`).
+ * filled row, one call per row where rows need no chunking; `splat_entry`), and with
+ * a `_rows` entry a thread's rows that need no scan in one call (`rows_entry`).
  * Kernels that call NumPy's own loops (sin, power ...) take this path only when
  * every operand row is in place (stride 8): NumPy's loops may pick another code path
  * for other strides.
