@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import SPECIALS, same_bits
 from ppy_llvm import KernelBuilder, KernelSpec, compile_specs
-from ppy_llvm._kernels import SPLAT, emit_kernel
+from ppy_llvm._kernels import ROWS, SPLAT, emit_kernel
 from ppy_llvm._lower import default_lowerings
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
@@ -71,18 +71,33 @@ def test_which_kernels_have_the_entry() -> None:
     assert not has(b.build(b.op("mul", x, x), dtype="f32"))
 
 
+ROWS_KERNEL = ctypes.CFUNCTYPE(
+    None,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+)
+
+
 @pytest.fixture(scope="module")
 def entries() -> dict[str, tuple[Any, Any, Any]]:
-    """name -> (plain entry, _splat entry, library handle)."""
+    """name -> (plain entry, _splat entry, _rows entry), the library kept alive."""
     specs = {"blend": blend(), "above": above()}
-    out = {}
+    out: dict[str, Any] = {}
     for (name, _), k in zip(
         specs.items(), compile_specs(list(specs.values()), "splat"), strict=True
     ):
         lib = ctypes.CDLL(k.path)
-        plain = KERNEL(ctypes.cast(getattr(lib, k.symbol), ctypes.c_void_p).value)
-        splat = KERNEL(ctypes.cast(getattr(lib, k.symbol + SPLAT), ctypes.c_void_p).value)
-        out[name] = (plain, splat, lib)
+
+        def entry(suffix: str, kind: Any, lib: Any = lib, symbol: str = k.symbol) -> Any:
+            return kind(ctypes.cast(getattr(lib, symbol + suffix), ctypes.c_void_p).value)
+
+        out[name] = (entry("", KERNEL), entry(SPLAT, KERNEL), entry(ROWS, ROWS_KERNEL))
+        out[f"{name}:lib"] = lib
     return out
 
 
@@ -138,3 +153,32 @@ def test_splat_entry_equals_plain(
     with np.errstate(all="ignore"):
         _compare(entries, "blend", [arr(), arr(), arr()], [s], broadcast, np.float64)
         _compare(entries, "above", [arr(), arr()], [], broadcast[:2], np.bool_)
+
+
+@pytest.mark.parametrize("n", [64, 65, 71, 72, 79, 80, 129, 1000])
+def test_rows_entry_at_every_alignment(entries: Any, n: int) -> None:
+    """The `_rows` entry over rows at any byte step, each output row starting 0..7
+    elements past a cache line (the aligned loop's edge vectors and peel), a column
+    broadcast along the rows read from its row's first element: NumPy's own
+    ``a*s + y*(1-c)``, bit for bit (finite values, -0.0, subnormals, huge: no NaN,
+    whose order `test_splat_entry_equals_plain` holds)."""
+    rows = entries["blend"][2]
+    rng = np.random.default_rng(n)
+    nrows, s = 5, 0.75
+    values = np.array([0.0, -0.0, 5e-324, -1e-310, 1e300, 2.5])
+    for offset in range(8):
+        a = rng.uniform(-3, 3, (nrows, n + 9))[:, 1 : n + 1]
+        y = rng.uniform(-3, 3, (nrows, n))
+        a[rng.random(a.shape) < 0.2] = -0.0
+        y[:, ::7] = values[rng.integers(0, len(values), y[:, ::7].shape)]
+        c = rng.uniform(-1, 1, (nrows, 1))
+        c[1, 0], c[3, 0] = -0.0, 5e-324
+        wide = np.empty(nrows * (n + 8) + 16)
+        start = (-wide.ctypes.data % 64) // 8 + offset
+        out = wide[start : start + nrows * (n + 8)].reshape(nrows, n + 8)[:, :n]
+        ptrs = (ctypes.c_void_p * 3)(a.ctypes.data, y.ctypes.data, c.ctypes.data)
+        steps = np.array([a.strides[0], y.strides[0], c.strides[0], out.strides[0]], np.int64)
+        masks = np.array([-1, -1, 0], dtype=np.int64).view(np.float64)
+        ext = np.concatenate([[s], masks, [0.0]])
+        rows(ptrs, ext.ctypes.data, out.ctypes.data, n, nrows, steps.ctypes.data, None)
+        assert same_bits(out.copy(), a * s + y * (1.0 - c)), (n, offset)

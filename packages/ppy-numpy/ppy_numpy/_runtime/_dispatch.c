@@ -70,6 +70,7 @@ typedef struct {
     Py_ssize_t loops_count;
     Py_ssize_t par_threshold;
     int nan_ok; /* a NaN reduction result of a serial run has NumPy's bits (proven) */
+    int fresh;  /* the fallback reads expression-fed arguments through FRESH (reads_fresh) */
     int f32;    /* float32 operands ('f') and result; Python numbers ('p') cast to float32 */
     int itype;  /* 0, or NPY_INT64 ('l') / NPY_INT32 ('i') operands and result, ints 'n' */
     int store;  /* S_NONE, or how a store site writes its target (_store.h) */
@@ -111,7 +112,7 @@ static int fallback_temporaries(SiteObject *s, PyObject *const *args, size_t nar
 static PyObject *fallback(SiteObject *s, int reason, PyObject *const *args, size_t nargsf, PyObject *kw) {
     s->fallbacks[reason]++;
     PyObject *result;
-    if (s->swaps && fallback_temporaries(s, args, nargsf, kw, &result)) return result;
+    if (s->swaps && s->fresh && fallback_temporaries(s, args, nargsf, kw, &result)) return result;
     return PyObject_Vectorcall(s->fallback, args, nargsf, kw);
 }
 
@@ -260,14 +261,14 @@ static int reads_fresh(PyObject *fn) {
    never elides into, so each goes as a ppy_core `Temporary` box of a copy its
    expression reads once through `fresh`: a temporary again, Python's own elision (a
    NaN payload as `x + <call>`'s). 1 with the result (or NULL, an error) in *out where
-   it ran so, 0 otherwise (no temporary, or a fallback without `fresh`). */
+   it ran so, 0 otherwise (no temporary). Called only where the fallback reads `fresh`. */
 static int fallback_temporaries(SiteObject *s, PyObject *const *args, size_t nargsf, PyObject *kw,
                                 PyObject **out) {
     static PyObject *box_type = NULL;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), first = s->store ? 2 : 0; /* a store's target, key */
     int any = 0;
     for (Py_ssize_t i = first; i < n && !any; i++) any = numpy_temporary((PyArrayObject *)args[i]);
-    if (!any || kw != NULL || n > MAXARGS + 2 || !reads_fresh(s->fallback)) return 0;
+    if (!any || kw != NULL || n > MAXARGS + 2) return 0;
     if (box_type == NULL) {
         PyObject *m = PyImport_ImportModule("ppy_core.runtime.dispatch");
         box_type = m ? PyObject_GetAttrString(m, "Temporary") : NULL;
@@ -638,6 +639,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     s->f32 = strchr(leaves, 'f') != NULL;
     s->itype = strchr(leaves, 'l') ? NPY_INT64 : strchr(leaves, 'i') ? NPY_INT32 : 0;
     s->store = store;
+    s->fresh = reads_fresh(fb);
     if (swaps != NULL && swaps != Py_None && set_swaps(s, swaps) < 0) {
         Py_DECREF(s);
         return NULL;
