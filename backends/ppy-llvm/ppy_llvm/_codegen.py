@@ -14,10 +14,13 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
     /* NAME_splat (float64 maps without library loops): NAME, but array j is read at
        index i & m_j, m_j the int64 bits of scalars[ns + j] (ns: the scalar leaves), 0
        or -1: an operand broadcast along the row (m_j = 0) is a buffer of VEC copies of
-       its value, filled once per row instead of a whole row */
+       its value, filled once per row instead of a whole row; the slot after the
+       elision bits (see NAME_swaps) is 0, or nonzero: stream the row's stores, as for
+       a large output, from 64 elements (NAME_rows sets it) */
     /* NAME_rows (with NAME_splat): NAME_splat over `nrows` rows of `len` elements,
        array j's row r at arrays[j] + r*steps[j] (bytes), the output's at
-       out + r*steps[na]; an operand with mask 0 is read from its row's first element */
+       out + r*steps[na]; an operand with mask 0 is read from its row's first element;
+       the rows' stores stream where the call's output is large (`_kernel_map.nt_min`) */
     void   NAME_rows(char *const *arrays, const double *ext, void *out, int64_t len,
                      int64_t nrows, const int64_t *steps, const ppy_loop *loops);
     /* a float64 kernel with `_nan_order.swap_nodes` also exports
@@ -146,6 +149,12 @@ class KernelEmit:
         at = ns + len(self.base) if self.masked else ns
         slot = self.em.assign(f"getelementptr i64, ptr %scalars, i64 {at}")
         return self.em.assign(f"load i64, ptr {slot}, align 8", "elide")
+
+    def load_stream(self) -> str:
+        """The _splat entry's streaming bit (this module's ABI), after the elision bits."""
+        ns = sum(kind == "scalar" for kind in self.spec.leaves)
+        slot = self.em.assign(f"getelementptr i64, ptr %scalars, i64 {ns + len(self.base) + 1}")
+        return self.em.assign(f"load i64, ptr {slot}, align 8", "stream")
 
     def _load_masks(self, ns: int) -> None:
         """The _splat entry's index mask per array leaf, after the `ns` scalars."""

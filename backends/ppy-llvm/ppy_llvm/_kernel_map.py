@@ -27,14 +27,20 @@ from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, is_foreign_loop
 
 
+#: the most last-level cache `nt_min` counts on: a larger one is a server socket's,
+#: shared with other cores and tenants (a 2-CPU VM on a Xeon reporting 300 MiB:
+#: streaming won from 2.5e5 elements of ``((0.5*x-1.2)*x+3.3)*x-0.7``, 0.73x plain)
+LLC_SHARE_MAX = 32 << 20
+
+
 def nt_min(streams: int) -> int:
     """Elements of one task from which a map kernel reading and writing `streams`
     float64 arrays writes its output with streaming stores: where they fill more than
-    half the last-level cache. Below, plain stores win: a repeated call finds the
-    output buffer it reuses still cached (measured: ``((0.5*x-1.2)*x+3.3)*x-0.7``,
-    32 MiB L3, 5e5 elements 115 µs plain vs 184 µs streaming; at 1e7 streaming wins,
-    benchmarks/numpy_fusion.py)."""
-    return max(llc_bytes() // 2 // (8 * streams), 1 << 15)
+    half the last-level cache (at most `LLC_SHARE_MAX`). Below, plain stores win: a
+    repeated call finds the output buffer it reuses still cached (measured:
+    ``((0.5*x-1.2)*x+3.3)*x-0.7``, 32 MiB L3, 5e5 elements 115 µs plain vs 184 µs
+    streaming; at 1e7 streaming wins, benchmarks/numpy_fusion.py)."""
+    return max(min(llc_bytes(), LLC_SHARE_MAX) // 2 // (8 * streams), 1 << 15)
 
 
 def emit_map(ke: KernelEmit) -> None:
@@ -119,9 +125,17 @@ def _emit_copy(ke: KernelEmit, redo: str | None = None) -> None:
         ptrs, dest = ke.ptrs_at("%begin"), ke.offset("%out", "%begin", bool_out)
         if not bool_out and x86_isa() and ke.spec.dtype == "f64":
             streams = 1 + sum(kind == "array" for kind in ke.spec.leaves)
-            _emit_aligned(ke, count, ptrs, dest, redo, nt_min(streams), nontemporal=True)
+            large = em.assign(f"icmp sge i64 {count}, {nt_min(streams)}")
+            # or a row of a _rows call that streams (`KernelEmit.load_stream`), where the
+            # edge vectors' recomputation is cheap (see `divider_bound`)
+            if ke.masked and not divider_bound(ke.spec):
+                rows_stream = em.assign(f"icmp ne i64 {ke.load_stream()}, 0")
+                long_row = em.assign(f"icmp sge i64 {count}, {ALIGNED_MIN}")
+                large = em.assign(f"or i1 {large}, {em.assign(f'and i1 {rows_stream}, {long_row}')}")
+            _emit_aligned(ke, count, ptrs, dest, redo, large, nontemporal=True)
             if not divider_bound(ke.spec):
-                _emit_aligned(ke, count, ptrs, dest, redo, ALIGNED_MIN, nontemporal=False)
+                large = em.assign(f"icmp sge i64 {count}, {ALIGNED_MIN}")
+                _emit_aligned(ke, count, ptrs, dest, redo, large, nontemporal=False)
         ke.stage(count, ptrs, ke.spec.result, dest, detect=True)
         _finish(ke, redo)
         return
@@ -160,11 +174,12 @@ def _emit_aligned(
     ptrs: dict[int, str],
     dest: str,
     redo: str | None,
-    minimum: int,
+    large: str,
     nontemporal: bool,
 ) -> None:
-    """From `minimum` elements with an 8-byte aligned output, the loop stores whole
-    64-byte lines: NumPy's allocator gives addresses 16 bytes past a line, where every
+    """Where `large` (i1: at least `ALIGNED_MIN` elements) and the output is 8-byte
+    aligned, the loop stores whole 64-byte lines: NumPy's allocator gives addresses
+    16 bytes past a line, where every
     other 32-byte load and store of an unaligned loop splits a line (measured: blend,
     10-25% slower than Numba's loop over its 64-byte aligned result). Operands that
     share the output's offset (all of NumPy's fresh arrays) are read aligned too.
@@ -175,11 +190,10 @@ def _emit_aligned(
     Every element keeps the code NumPy's loops give it: vector lanes (operand order
     of the SIMD body) everywhere but the last ``n % 8`` (the scalar tail). The aligned
     middle is bracketed by two unaligned vector stores that overlap it (recomputing a
-    pure value gives the same bits and flags)."""
+    pure value gives the same bits and flags); streamed, by two plain lines as well."""
     em, result, vt = ke.em, ke.spec.result, f"<{VEC} x double>"
     addr = em.assign(f"ptrtoint ptr {dest} to i64")
     aligned8 = em.assign(f"icmp eq i64 {em.assign(f'and i64 {addr}, 7')}, 0")
-    large = em.assign(f"icmp sge i64 {count}, {minimum}")
     take = em.assign(f"and i1 {large}, {aligned8}")
     lines, plain = em.label("stream" if nontemporal else "lines"), em.label("plain")
     em.emit(f"br i1 {take}, label %{lines}, label %{plain}")
@@ -204,8 +218,16 @@ def _emit_aligned(
     peel = em.assign(f"lshr i64 {mis}, 3")  # elements to the next 64-byte boundary
     span = em.assign(f"and i64 {em.assign(f'sub i64 {count8}, {peel}')}, -8")
     stop = em.assign(f"add i64 {peel}, {span}")
+    first = peel
+    if nontemporal:
+        # plain stores to the first and last lines: a plain store to a line being
+        # streamed flushes it half-written (blend's rows, 1000x1000: 16% slower)
+        edge(peel)
+        stop = em.assign(f"sub i64 {stop}, {VEC}")
+        edge(stop)
+        first = em.assign(f"add i64 {peel}, {VEC}")
     _, acc = em.counted_loop(
-        peel,
+        first,
         lambda i: em.assign(f"icmp slt i64 {i}, {stop}"),
         VEC,
         ke.nan_carried(detect, VEC),

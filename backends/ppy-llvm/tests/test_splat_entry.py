@@ -113,6 +113,7 @@ def _compare(
     scalars: list[float],
     broadcast: list[bool],
     out_dtype: Any,
+    stream: bool = False,
 ) -> None:
     plain, splat, _ = entries[name]
     n = len(arrays[0])
@@ -121,8 +122,10 @@ def _compare(
     masks = np.array([0 if bc else -1 for bc in broadcast], dtype=np.int64).view(np.float64)
     want, got = np.empty(n, out_dtype), np.empty(n, out_dtype)
     _call(plain, full, np.array(scalars, dtype=np.float64), want)
-    _call(splat, eights, np.concatenate([np.array(scalars, dtype=np.float64), masks]), got)
-    assert same_bits(got, want), (name, n, broadcast)
+    # then the elision bits (none) and the streaming bit
+    tail = np.array([0, int(stream)], dtype=np.int64).view(np.float64)
+    _call(splat, eights, np.concatenate([np.array(scalars, dtype=np.float64), masks, tail]), got)
+    assert same_bits(got, want), (name, n, broadcast, stream)
 
 
 PAYLOADS = np.array(
@@ -136,10 +139,13 @@ PAYLOADS = np.array(
     broadcast=st.lists(st.booleans(), min_size=3, max_size=3),
     seed=st.integers(0, 2**32 - 1),
     special=st.floats(0.0, 0.6),
+    stream=st.booleans(),
 )
 def test_splat_entry_equals_plain(
-    entries: Any, n: int, broadcast: list[bool], seed: int, special: float
+    entries: Any, n: int, broadcast: list[bool], seed: int, special: float, stream: bool
 ) -> None:
+    """The _splat entry equals the plain one on NaN payloads and every special value,
+    its stores plain or streamed (the bit the _rows entry sets for a large output)."""
     rng = np.random.default_rng(seed)
     values = np.concatenate([SPECIALS, PAYLOADS])
 
@@ -151,22 +157,29 @@ def test_splat_entry_equals_plain(
 
     s = float(values[rng.integers(0, len(values))]) if rng.random() < special else 0.75
     with np.errstate(all="ignore"):
-        _compare(entries, "blend", [arr(), arr(), arr()], [s], broadcast, np.float64)
-        _compare(entries, "above", [arr(), arr()], [], broadcast[:2], np.bool_)
+        _compare(entries, "blend", [arr(), arr(), arr()], [s], broadcast, np.float64, stream)
+        _compare(entries, "above", [arr(), arr()], [], broadcast[:2], np.bool_, stream)
 
 
-@pytest.mark.parametrize("n", [64, 65, 71, 72, 79, 80, 129, 1000])
-def test_rows_entry_at_every_alignment(entries: Any, n: int) -> None:
+@pytest.mark.parametrize(
+    ("n", "large"),
+    [(64, False), (65, False), (71, False), (72, False), (79, False), (80, False)]
+    + [(129, False), (1000, False), (64, True), (71, True), (1000, True)],
+)
+def test_rows_entry_at_every_alignment(entries: Any, n: int, large: bool) -> None:
     """The `_rows` entry over rows at any byte step, each output row starting 0..7
     elements past a cache line (the aligned loop's edge vectors and peel), a column
     broadcast along the rows read from its row's first element: NumPy's own
     ``a*s + y*(1-c)``, bit for bit (finite values, -0.0, subnormals, huge: no NaN,
-    whose order `test_splat_entry_equals_plain` holds)."""
+    whose order `test_splat_entry_equals_plain` holds). `large`: rows enough for the
+    entry to stream their stores (`_kernel_map.nt_min`)."""
+    from ppy_llvm._kernel_map import nt_min
+
     rows = entries["blend"][2]
     rng = np.random.default_rng(n)
-    nrows, s = 5, 0.75
+    nrows, s = -(-nt_min(4) // n) if large else 5, 0.75
     values = np.array([0.0, -0.0, 5e-324, -1e-310, 1e300, 2.5])
-    for offset in range(8):
+    for offset in range(0, 8, 3) if large else range(8):
         a = rng.uniform(-3, 3, (nrows, n + 9))[:, 1 : n + 1]
         y = rng.uniform(-3, 3, (nrows, n))
         a[rng.random(a.shape) < 0.2] = -0.0

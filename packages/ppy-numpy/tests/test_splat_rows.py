@@ -175,6 +175,38 @@ def test_rows_in_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
     ), c
 
 
+@pytest.mark.parametrize(("cols", "offset"), [(1000, 1), (64, 0), (72, 5)])
+def test_large_rows_stream_numpys_bits(pair: Pair, cols: int, offset: int) -> None:
+    """Rows holding enough elements that the `_rows` entry streams their stores
+    (`_kernel_map.nt_min`, plain lines at each row's edges): NumPy's bits with -0.0,
+    subnormals and huge values in the rows and row values, NaN payloads in the rows
+    (where NumPy elides a temporary, the kernel follows); a NaN row value: row by row,
+    NumPy's answer, counted."""
+    from ppy_llvm._kernel_map import nt_min
+    from ppy_numpy._runtime import num_threads
+
+    rng = np.random.default_rng(cols)
+    nrows = -(-nt_min(4) * num_threads() // cols) + 3  # each thread's rows stream
+    wide = rng.uniform(-2, 2, (nrows, cols + 8))
+    a, b = wide[:, offset : cols + offset], rng.uniform(-2, 2, (nrows, cols))
+    specials = np.array([0.0, -0.0, 5e-324, -1e-310, 1e300, -1e300, 2.5])
+    for x in (a, b):
+        spots = rng.random(x.shape) < 0.01
+        x[spots] = specials[rng.integers(0, len(specials), int(spots.sum()))]
+    alpha = rng.uniform(0, 1, nrows)
+    alpha[::97] = specials[rng.integers(0, 4, len(alpha[::97]))]
+    rows = _rows_calls(pair, "blend")
+    _fast_by_splat(pair, "blend", (a, b, alpha))
+    assert _rows_calls(pair, "blend") - rows == 1
+    a[nrows // 3, 7], b[nrows // 2, 5] = PAYLOADS
+    a[nrows - 1, cols - 1], b[nrows - 1, cols - 1] = PAYLOADS[::-1]
+    _fast_by_splat(pair, "blend", (a, b, alpha))
+    assert _rows_calls(pair, "blend") - rows == 2
+    alpha[nrows // 2] = np.nan
+    c, splat = _run(pair, "blend", (a, b, alpha), all="ignore")
+    assert (c["fallback"], splat) == ({"result: nan/zero": 1}, 1), c
+
+
 def test_library_loop_kernels_have_no_splat_entry(pair: Pair) -> None:
     """A kernel calling NumPy's loops reads its operands by pointer: no _splat entry."""
     a = np.linspace(-3, 3, 64).reshape(4, 16)

@@ -175,7 +175,9 @@ static int items_have_nan(const char *row, npy_intp n, int isz) {
 
 /* Whether the site's _splat entry serves `p` (an operand broadcast along the row):
    then `ext` is its scalars, the job's, then per operand the index mask (int64 bits)
-   -1 (read in place or gathered) or 0 (its PPY_SPLAT copies), then the elision bits. */
+   -1 (read in place or gathered) or 0 (its PPY_SPLAT copies), then the elision bits,
+   then 0: no streaming stores (a row called alone is short, or scanned right after;
+   the _rows entry sets it for its own calls). */
 static int splat_entry(const SiteObject *s, const strided_plan *p, const double *scalars, double *ext) {
     int ns = 0, broadcast = 0;
     for (int i = 0; i < s->nleaves; i++)
@@ -186,6 +188,7 @@ static int splat_entry(const SiteObject *s, const strided_plan *p, const double 
         memcpy(&ext[ns + k], &mask, 8);
     }
     ext[ns + p->na] = scalars[ns];
+    ext[ns + p->na + 1] = 0.0;
     return broadcast;
 }
 
