@@ -26,7 +26,6 @@ from ._lower import x86_isa
 from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, is_foreign_loop
 
-
 #: the most last-level cache `nt_min` counts on: a larger one is a server socket's,
 #: shared with other cores and tenants (a 2-CPU VM on a Xeon reporting 300 MiB:
 #: streaming won from 2.5e5 elements of ``((0.5*x-1.2)*x+3.3)*x-0.7``, 0.73x plain)
@@ -131,7 +130,8 @@ def _emit_copy(ke: KernelEmit, redo: str | None = None) -> None:
             if ke.masked and not divider_bound(ke.spec):
                 rows_stream = em.assign(f"icmp ne i64 {ke.load_stream()}, 0")
                 long_row = em.assign(f"icmp sge i64 {count}, {ALIGNED_MIN}")
-                large = em.assign(f"or i1 {large}, {em.assign(f'and i1 {rows_stream}, {long_row}')}")
+                row_large = em.assign(f"and i1 {rows_stream}, {long_row}")
+                large = em.assign(f"or i1 {large}, {row_large}")
             _emit_aligned(ke, count, ptrs, dest, redo, large, nontemporal=True)
             if not divider_bound(ke.spec):
                 large = em.assign(f"icmp sge i64 {count}, {ALIGNED_MIN}")

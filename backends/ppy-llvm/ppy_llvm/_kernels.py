@@ -143,10 +143,12 @@ def _stream_scalars(em: Emitter, slots: int, minimum: int) -> str:
     for k in range(slots):
         src = em.assign(f"getelementptr i64, ptr %scalars, i64 {k}")
         value = em.assign(f"load i64, ptr {src}, align 8")
-        em.emit(f"store i64 {value}, ptr {em.assign(f'getelementptr i64, ptr {copy}, i64 {k}')}, align 8")
+        dst = em.assign(f"getelementptr i64, ptr {copy}, i64 {k}")
+        em.emit(f"store i64 {value}, ptr {dst}, align 8")
     total = em.assign("mul i64 %len, %nrows")
     large = em.assign(f"zext i1 {em.assign(f'icmp sge i64 {total}, {minimum}')} to i64")
-    em.emit(f"store i64 {large}, ptr {em.assign(f'getelementptr i64, ptr {copy}, i64 {slots}')}, align 8")
+    dst = em.assign(f"getelementptr i64, ptr {copy}, i64 {slots}")
+    em.emit(f"store i64 {large}, ptr {dst}, align 8")
     return copy
 
 

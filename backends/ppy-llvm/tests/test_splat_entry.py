@@ -163,8 +163,7 @@ def test_splat_entry_equals_plain(
 
 @pytest.mark.parametrize(
     ("n", "large"),
-    [(64, False), (65, False), (71, False), (72, False), (79, False), (80, False)]
-    + [(129, False), (1000, False), (64, True), (71, True), (1000, True)],
+    [(n, False) for n in (64, 65, 71, 72, 79, 80, 129, 1000)] + [(n, True) for n in (64, 71, 1000)],
 )
 def test_rows_entry_at_every_alignment(entries: Any, n: int, large: bool) -> None:
     """The `_rows` entry over rows at any byte step, each output row starting 0..7
