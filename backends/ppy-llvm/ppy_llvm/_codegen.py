@@ -16,13 +16,17 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
        or -1: an operand broadcast along the row (m_j = 0) is a buffer of VEC copies of
        its value, filled once per row instead of a whole row; the slot after the
        elision bits (see NAME_swaps) is 0, or nonzero: stream the row's stores, as for
-       a large output, from 64 elements (NAME_rows sets it) */
-    /* NAME_rows (with NAME_splat): NAME_splat over `nrows` rows of `len` elements,
+       a large output, from 64 elements; the next, the NaN witness, is 0, or 1: the
+       call stores 2 there if it stored a NaN (NAME_rows_nan sets both) */
+    /* NAME_rows_nan (with NAME_splat): NAME_splat over `nrows` rows of `len` elements,
        array j's row r at arrays[j] + r*steps[j] (bytes), the output's at
        out + r*steps[na]; an operand with mask 0 is read from its row's first element;
-       the rows' stores stream where the call's output is large (`_kernel_map.nt_min`) */
-    void   NAME_rows(char *const *arrays, const double *ext, void *out, int64_t len,
-                     int64_t nrows, const int64_t *steps, const ppy_loop *loops);
+       the rows' stores stream where the call's output is large (`_kernel_map.nt_min`).
+       Returns 1 if a row stored a NaN (where ext's witness slot is nonzero, the rows
+       after it are left unwritten), 0 if none did or no NaN's bits depend on how
+       NumPy splits its calls, -1 if it cannot tell (`_kernel_map.nan_witness`) */
+    int64_t NAME_rows_nan(char *const *arrays, const double *ext, void *out, int64_t len,
+                          int64_t nrows, const int64_t *steps, const ppy_loop *loops);
     /* a float64 kernel with `_nan_order.swap_nodes` also exports
        int NAME_swaps(int64_t *out) (`_kernel_map.elision_table`): writes flags (1: the
        map entries' exact copy reads the int64 bits of the slot after their scalars

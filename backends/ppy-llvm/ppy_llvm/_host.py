@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from ._errors import LlvmBackendError
 
-VERSION: Final = "v6"
+VERSION: Final = "v7"
 
 #: LLVM feature names that GCC's __builtin_cpu_supports also knows (checked at load)
 GCC_FEATURES: Final = (

@@ -58,9 +58,7 @@ def _emit_checked(ke: KernelEmit) -> None:
     """A bool result: one copy in any operand order. A float one: the copy in any
     order recording NaN results, then (only if one was NaN) the exact copy."""
     ke.any_order = True
-    if ke.spec.value_is_bool(ke.spec.result) or unordered_nodes(ke.spec) >= frozenset(
-        n for n in ke.spec.nodes if n.op in ("add", "sub", "mul", "div")
-    ):
+    if nan_witness(ke.spec) == "exact":
         _emit_copy(ke)
         ke.any_order = False
         return
@@ -71,10 +69,43 @@ def _emit_checked(ke: KernelEmit) -> None:
     _emit_copy(ke, exact)
     ke.any_order, ke.nan_flag = False, None
     em.start_block(exact)
+    if ke.masked:
+        _note_witness(ke)
     if follows_elision(ke.spec):  # read only where a NaN was seen
         ke.elide = ke.load_elide()
     _emit_copy(ke)
     ke.elide = ""
+
+
+def nan_witness(spec: KernelSpec) -> str:
+    """How the _splat entry tells a _rows call's NaN results (`_codegen`'s ABI):
+    ``seen``: its checked copy marks the witness slot (`_note_witness`); ``exact``:
+    no NaN's bits depend on the operand order (a bool result, or no node whose two
+    operands may both be NaN), nothing to tell; ``unknown``: neither (operand order
+    not pinned: another ISA, fastmath)."""
+    pinned = x86_isa() != "" and spec.dtype == "f64" and not spec.fastmath
+    if not pinned or any(is_foreign_loop(op) for op in spec.loop_ops()):
+        return "unknown"
+    arith = frozenset(n for n in spec.nodes if n.op in ("add", "sub", "mul", "div"))
+    if spec.value_is_bool(spec.result) or unordered_nodes(spec) >= arith:
+        return "exact"
+    return "seen"
+
+
+def _note_witness(ke: KernelEmit) -> None:
+    """In the _splat entry's exact copy (a NaN result was stored): 2 into the witness
+    slot where a _rows call set it (1); a call of the dispatcher's (0) is left alone,
+    its scalars are shared by the pool's threads."""
+    em = ke.em
+    ns = sum(kind == "scalar" for kind in ke.spec.leaves)
+    slot = em.assign(f"getelementptr i64, ptr %scalars, i64 {ns + len(ke.base) + 2}")
+    asked = em.assign(f"icmp ne i64 {em.assign(f'load i64, ptr {slot}, align 8')}, 0")
+    mark, go_on = em.label("witness"), em.label("exact_copy")
+    em.emit(f"br i1 {asked}, label %{mark}, label %{go_on}")
+    em.start_block(mark)
+    em.emit(f"store i64 2, ptr {slot}, align 8")
+    em.emit(f"br label %{go_on}")
+    em.start_block(go_on)
 
 
 def _emit_scalar_split(ke: KernelEmit) -> None:

@@ -7,7 +7,7 @@ from typing import Final
 
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
-from ._kernel_map import elision_table, emit_map, nt_min
+from ._kernel_map import elision_table, emit_map, nan_witness, nt_min
 from ._lower import Lowering
 from ._spec import KernelSpec, loop_name
 
@@ -19,8 +19,9 @@ ROWS_ARGS = (
 MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
 #: the symbol suffix of a float64 map's entry reading row-broadcast operands as splats
 SPLAT: Final = "_splat"
-#: the symbol suffix of the entry running the _splat entry over a run of rows
-ROWS: Final = "_rows"
+#: the symbol suffix of the entry running the _splat entry over a run of rows and
+#: returning whether it stored a NaN (`_kernel_map.nan_witness`; a void ``_rows`` before)
+ROWS: Final = "_rows_nan"
 #: the symbol suffix of the marker of a kernel with `_nan_order.swap_nodes`
 SWAPS: Final = "_swaps"
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
@@ -83,13 +84,16 @@ def _map_function(
 
 
 def _rows_function(spec: KernelSpec, name: str) -> str:
-    """``NAME_rows`` (`_codegen`'s ABI): the _splat entry over `nrows` rows of `len`
-    elements, array j's row r at ``arrays[j] + r*steps[j]`` and the output's at
+    """``NAME_rows_nan`` (`_codegen`'s ABI): the _splat entry over `nrows` rows of
+    `len` elements, array j's row r at ``arrays[j] + r*steps[j]`` and the output's at
     ``out + r*steps[na]``; an operand with mask 0 (broadcast along the row) is read from
     VEC copies of its row's first element. One call where the dispatcher made one per
     row: ~100 cycles a row less (a pairwise distance over 1000x1000, 5% of its time).
     The _splat entry is called, not inlined: inlined, its loop ran out of registers
-    (spills in the loop, measured 5-10% slower)."""
+    (spills in the loop, measured 5-10% slower). Returns whether a row stored a NaN
+    (stopping there where the caller's witness slot asks), 0 where no NaN's bits can
+    depend on NumPy's calls, or -1 where the kernel cannot tell
+    (`_kernel_map.nan_witness`)."""
     em = Emitter(set())
     arrays = [k for k, kind in enumerate(spec.leaves) if kind == "array"]
     na, ns = len(arrays), len(spec.leaves) - len(arrays)
@@ -108,6 +112,19 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
     oslot = em.assign(f"getelementptr i64, ptr %steps, i64 {na}")
     ostep = em.assign(f"load i64, ptr {oslot}, align 8")
     ext = _stream_scalars(em, ns + na + 1, nt_min(1 + na))
+    witness = nan_witness(spec)
+    wslot = em.assign(f"getelementptr i64, ptr {ext}, i64 {ns + na + 2}")
+    em.emit(f"store i64 {int(witness == 'seen')}, ptr {wslot}, align 8")
+    ask = em.assign(f"getelementptr i64, ptr %scalars, i64 {ns + na + 2}")
+    stop = em.assign(f"icmp ne i64 {em.assign(f'load i64, ptr {ask}, align 8')}, 0")
+
+    def more(r: str) -> str:
+        rows_left = em.assign(f"icmp slt i64 {r}, %nrows")
+        if witness != "seen":
+            return rows_left
+        seen = em.assign(f"icmp eq i64 {em.assign(f'load i64, ptr {wslot}, align 8')}, 2")
+        done = em.assign(f"and i1 {stop}, {seen}")
+        return em.assign(f"and i1 {rows_left}, {em.assign(f'xor i1 {done}, true')}")
 
     def row(r: str, _acc: list[str]) -> list[str]:
         for j in range(na):
@@ -129,17 +146,22 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         )
         return []
 
-    em.counted_loop("0", lambda r: em.assign(f"icmp slt i64 {r}, %nrows"), 1, [], row)
-    em.emit("ret void")
-    return em.function(f"define void @{name}{ROWS}({ROWS_ARGS}) {_ATTRS}")
+    em.counted_loop("0", more, 1, [], row)
+    if witness == "seen":
+        seen = em.assign(f"icmp eq i64 {em.assign(f'load i64, ptr {wslot}, align 8')}, 2")
+        em.emit(f"ret i64 {em.assign(f'zext i1 {seen} to i64')}")
+    else:
+        em.emit(f"ret i64 {0 if witness == 'exact' else -1}")
+    return em.function(f"define i64 @{name}{ROWS}({ROWS_ARGS}) {_ATTRS}")
 
 
 def _stream_scalars(em: Emitter, slots: int, minimum: int) -> str:
-    """A copy of the _splat entry's `slots` scalars (scalars, masks, elision bits) and
-    its streaming bit: set where the rows hold `minimum` elements or more. Row by row,
+    """A copy of the _splat entry's `slots` scalars (scalars, masks, elision bits), its
+    streaming bit, set where the rows hold `minimum` elements or more, and a slot for
+    its NaN witness (`_codegen`'s ABI; the caller sets it). Row by row,
     a kernel never streams (a row is short); streamed, blend's 1000x1000 rows ran in
     0.85x the time (nothing reads the rows back on this path: `rows_entry`)."""
-    copy = em.alloca(f"[{slots + 1} x i64]", 8)
+    copy = em.alloca(f"[{slots + 2} x i64]", 8)
     for k in range(slots):
         src = em.assign(f"getelementptr i64, ptr %scalars, i64 {k}")
         value = em.assign(f"load i64, ptr {src}, align 8")

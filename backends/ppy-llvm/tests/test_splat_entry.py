@@ -47,6 +47,13 @@ def above() -> KernelSpec:  # a - c > 1.0: a bool result
     return b.build(b.op("compare", b.op("sub", a, c), b.const(1.0), pred="gt"))
 
 
+def fast_blend() -> KernelSpec:  # blend under fastmath: NaN bits not kept
+    b = KernelBuilder()
+    a, s, y, c = b.leaf(), b.leaf("scalar"), b.leaf(), b.leaf()
+    one_minus = b.op("sub", b.const(1.0), c)
+    return b.build(b.op("add", b.op("mul", a, s), b.op("mul", y, one_minus)), fastmath=True)
+
+
 def sine() -> KernelSpec:  # sin(a) * c: NumPy's loop reads its operand by pointer
     b = KernelBuilder()
     a, c = b.leaf(), b.leaf()
@@ -72,7 +79,7 @@ def test_which_kernels_have_the_entry() -> None:
 
 
 ROWS_KERNEL = ctypes.CFUNCTYPE(
-    None,
+    ctypes.c_int64,
     ctypes.c_void_p,
     ctypes.c_void_p,
     ctypes.c_void_p,
@@ -86,7 +93,7 @@ ROWS_KERNEL = ctypes.CFUNCTYPE(
 @pytest.fixture(scope="module")
 def entries() -> dict[str, tuple[Any, Any, Any]]:
     """name -> (plain entry, _splat entry, _rows entry), the library kept alive."""
-    specs = {"blend": blend(), "above": above()}
+    specs = {"blend": blend(), "above": above(), "fast_blend": fast_blend()}
     out: dict[str, Any] = {}
     for (name, _), k in zip(
         specs.items(), compile_specs(list(specs.values()), "splat"), strict=True
@@ -191,6 +198,59 @@ def test_rows_entry_at_every_alignment(entries: Any, n: int, large: bool) -> Non
         ptrs = (ctypes.c_void_p * 3)(a.ctypes.data, y.ctypes.data, c.ctypes.data)
         steps = np.array([a.strides[0], y.strides[0], c.strides[0], out.strides[0]], np.int64)
         masks = np.array([-1, -1, 0], dtype=np.int64).view(np.float64)
-        ext = np.concatenate([[s], masks, [0.0]])
-        rows(ptrs, ext.ctypes.data, out.ctypes.data, n, nrows, steps.ctypes.data, None)
+        ext = np.concatenate([[s], masks, [0.0, 0.0, 0.0]])  # elision, stream, witness
+        seen = rows(ptrs, ext.ctypes.data, out.ctypes.data, n, nrows, steps.ctypes.data, None)
         assert same_bits(out.copy(), a * s + y * (1.0 - c)), (n, offset)
+        assert seen == 0
+
+
+@pytest.mark.parametrize("n", [13, 64, 1001])
+def test_rows_entry_tells_nan_results(entries: Any, n: int) -> None:
+    """The `_rows_nan` entry's witness: 1 where a row stored a NaN (with the caller's
+    witness slot set, the rows after it left unwritten; without, every row written,
+    the NaN rows by the exact copy: NumPy's bits for a call per row), 0 where none
+    did; a bool result
+    never depends on NaN bits (0); a fastmath kernel cannot tell (-1)."""
+    rng = np.random.default_rng(n)
+    nrows, s = 6, 0.75
+    a, y = rng.uniform(-3, 3, (nrows, n)), rng.uniform(-3, 3, (nrows, n))
+    c = rng.uniform(-1, 1, (nrows, 1))
+    steps = np.array([8 * n, 8 * n, 8, 8 * n], np.int64)
+    masks = np.array([-1, -1, 0], dtype=np.int64).view(np.float64)
+    want = a * s + y * (1.0 - c)
+
+    def run(name: str, stop: int, out: np.ndarray) -> int:
+        ptrs = (ctypes.c_void_p * 3)(a.ctypes.data, y.ctypes.data, c.ctypes.data)
+        tail = np.array([0, 0, stop], dtype=np.int64).view(np.float64)
+        ext = np.concatenate([[s], masks, tail])
+        return int(
+            entries[name][2](
+                ptrs, ext.ctypes.data, out.ctypes.data, n, nrows, steps.ctypes.data, None
+            )
+        )
+
+    out = np.full((nrows, n), 7.0)
+    assert (run("blend", 1, out), same_bits(out, want)) == (0, True)
+    a[2, n - 1], y[2, n - 1] = PAYLOADS[:2]  # both NaN: NumPy's operand order decides
+    a[4, 0] = np.nan
+    # each row as one NumPy call of its own (the rows' order; NumPy's 2-D calls span
+    # rows of a length not a multiple of 8, and its scalar tails fall elsewhere)
+    want = np.array([a[r] * s + y[r] * (1.0 - np.full(n, c[r, 0])) for r in range(nrows)])
+    out = np.full((nrows, n), 7.0)
+    assert run("blend", 1, out) == 1
+    assert same_bits(out[:3], want[:3])
+    assert (out[3:] == 7.0).all()
+    out = np.full((nrows, n), 7.0)
+    assert run("blend", 0, out) == 1
+    assert same_bits(out, want)
+    assert run("fast_blend", 1, np.empty((nrows, n))) == -1
+    above_rows = entries["above"][2]
+    ptrs = (ctypes.c_void_p * 2)(a.ctypes.data, c.ctypes.data)
+    ext = np.concatenate([np.array([-1, 0, 0, 0, 1], dtype=np.int64).view(np.float64)])
+    flags = np.empty((nrows, n), np.bool_)
+    bool_steps = np.array([8 * n, 8, n], np.int64)
+    got = above_rows(
+        ptrs, ext.ctypes.data, flags.ctypes.data, n, nrows, bool_steps.ctypes.data, None
+    )
+    with np.errstate(invalid="ignore"):
+        assert (got, (flags == (a - c > 1.0)).all()) == (0, True)

@@ -175,6 +175,39 @@ def test_rows_in_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
     ), c
 
 
+@pytest.mark.parametrize("cols", [3, 13, 300, 1001])
+def test_rows_off_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
+    """Rows whose length is not a multiple of 8: NumPy's buffered calls span rows, so
+    its scalar tails fall elsewhere and only a NaN result's bits could differ. They
+    run through the `_rows_nan` entry in one call; a NaN result it reports sends the
+    call to NumPy (a NaN pair in a row's tail, where the rows' order and NumPy's
+    differ); a bool result keeps the fast path with NaN operands."""
+    rng = np.random.default_rng(cols)
+    wide = rng.uniform(-2, 2, (7, cols + 3))
+    a, b = wide[:, 1 : cols + 1], rng.uniform(-2, 2, (7, cols))
+    alpha = np.array([0.5, -0.0, 5e-324, 1e300, 3.0, 0.25, 1.0])
+    rows = _rows_calls(pair, "blend")
+    _fast_by_splat(pair, "blend", (a, b, alpha))
+    assert _rows_calls(pair, "blend") - rows == 1
+    a[3, cols - 1], b[3, cols - 1] = PAYLOADS
+    rows = _rows_calls(pair, "blend")
+    c, splat = _run(pair, "blend", (a, b, alpha), all="ignore")
+    assert (c["fallback"], splat, _rows_calls(pair, "blend") - rows) == (
+        {"result: nan/zero": 1},
+        1,
+        1,
+    ), c
+    x, y = rng.uniform(-1, 1, cols), rng.uniform(-1, 1, cols)
+    x[cols // 2], y[0] = 5e-324, -0.0
+    rows = _rows_calls(pair, "pairwise")
+    _fast_by_splat(pair, "pairwise", (x, y), int(cols > 1))
+    assert _rows_calls(pair, "pairwise") - rows == int(cols > 1)
+    col = rng.uniform(-1, 1, (7, 1))
+    rows = _rows_calls(pair, "shifted")
+    _fast_by_splat(pair, "shifted", (a, col, 2.0))
+    assert _rows_calls(pair, "shifted") - rows == 1
+
+
 @pytest.mark.parametrize(("cols", "offset"), [(1000, 1), (64, 0), (72, 5)])
 def test_large_rows_stream_numpys_bits(pair: Pair, cols: int, offset: int) -> None:
     """Rows holding enough elements that the `_rows` entry streams their stores

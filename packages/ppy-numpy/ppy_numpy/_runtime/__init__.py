@@ -244,8 +244,9 @@ def _site(
 #: the suffix of a float64 map kernel's entry reading row-broadcast operands as
 #: splats (ppy-llvm's `_kernels.SPLAT`; a kernel without one runs its plain entry)
 SPLAT_SUFFIX = "_splat"
-#: the suffix of its entry running the _splat entry over a run of rows (`_kernels.ROWS`)
-ROWS_SUFFIX = "_rows"
+#: the suffix of its entry running the _splat entry over a run of rows, returning its
+#: NaN witness (`_kernels.ROWS`; an artifact's older void ``_rows`` entry is not used)
+ROWS_SUFFIX = "_rows_nan"
 
 
 #: the suffix of the marker of a kernel whose NaN order NumPy's temporary elision

@@ -9,7 +9,7 @@
  *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
  *   splat  : 0, or the address of the kernel's entry reading row-broadcast operands as
  *            splats (ppy-llvm's `_splat`: the kernel's scalars, then a mask per operand)
- *   rows   : 0, or the address of its entry running `splat` over a run of rows (`_rows`)
+ *   rows   : 0, or the address of its entry running `splat` over a run of rows (`_rows_nan`)
  *   swaps  : (), or NumPy's temporary elision may swap the NaN order of the kernel's
  *            add/mul nodes (ppy-llvm's `_kernel_map.elision_table`): (flags, then per
  *            swap node its left array leaf and its right side's array leaves as bits,
@@ -62,7 +62,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     void *kernel;
     void *splat; /* NULL, or the kernel's _splat entry (row-broadcast operands as splats) */
-    void *rows;  /* NULL, or its _rows entry (the _splat entry over a run of rows) */
+    void *rows;  /* NULL, or its _rows_nan entry (the _splat entry over a run of rows) */
     int kind, nleaves;
     char leaves[MAXARGS];
     PyObject *fallback, *site_id, *keepalive, *loops_obj;
@@ -83,7 +83,7 @@ typedef struct {
     PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none) */
     unsigned long long direct; /* store calls written straight into the target */
     unsigned long long splat_calls; /* strided calls run by the _splat entry */
-    unsigned long long rows_calls;  /* of which the _rows entry ran each task's rows at once */
+    unsigned long long rows_calls;  /* of which the _rows_nan entry ran each task's rows at once */
     unsigned long long fast, fallbacks[R_N];
 } SiteObject;
 
