@@ -78,7 +78,7 @@ def _emit_checked(ke: KernelEmit) -> None:
 
 
 def nan_witness(spec: KernelSpec) -> str:
-    """How the _splat entry tells a _rows call's NaN results (`_codegen`'s ABI):
+    """How the _splat entry tells a _rows_nan call's NaN results (`_codegen`'s ABI):
     ``seen``: its checked copy marks the witness slot (`_note_witness`); ``exact``:
     no NaN's bits depend on the operand order (a bool result, or no node whose two
     operands may both be NaN), nothing to tell; ``unknown``: neither (operand order
@@ -94,7 +94,7 @@ def nan_witness(spec: KernelSpec) -> str:
 
 def _note_witness(ke: KernelEmit) -> None:
     """In the _splat entry's exact copy (a NaN result was stored): 2 into the witness
-    slot where a _rows call set it (1); a call of the dispatcher's (0) is left alone,
+    slot where a _rows_nan call set it (1); a call of the dispatcher's (0) is left alone,
     its scalars are shared by the pool's threads."""
     em = ke.em
     ns = sum(kind == "scalar" for kind in ke.spec.leaves)
@@ -156,7 +156,7 @@ def _emit_copy(ke: KernelEmit, redo: str | None = None) -> None:
         if not bool_out and x86_isa() and ke.spec.dtype == "f64":
             streams = 1 + sum(kind == "array" for kind in ke.spec.leaves)
             large = em.assign(f"icmp sge i64 {count}, {nt_min(streams)}")
-            # or a row of a _rows call that streams (`KernelEmit.load_stream`), where the
+            # or a row of a _rows_nan call that streams (`KernelEmit.load_stream`), where the
             # edge vectors' recomputation is cheap (see `divider_bound`)
             if ke.masked and not divider_bound(ke.spec):
                 rows_stream = em.assign(f"icmp ne i64 {ke.load_stream()}, 0")

@@ -92,7 +92,7 @@ ROWS_KERNEL = ctypes.CFUNCTYPE(
 
 @pytest.fixture(scope="module")
 def entries() -> dict[str, tuple[Any, Any, Any]]:
-    """name -> (plain entry, _splat entry, _rows entry), the library kept alive."""
+    """name -> (plain entry, _splat entry, _rows_nan entry), the library kept alive."""
     specs = {"blend": blend(), "above": above(), "fast_blend": fast_blend()}
     out: dict[str, Any] = {}
     for (name, _), k in zip(
@@ -152,7 +152,7 @@ def test_splat_entry_equals_plain(
     entries: Any, n: int, broadcast: list[bool], seed: int, special: float, stream: bool
 ) -> None:
     """The _splat entry equals the plain one on NaN payloads and every special value,
-    its stores plain or streamed (the bit the _rows entry sets for a large output)."""
+    its stores plain or streamed (the bit the _rows_nan entry sets for a large output)."""
     rng = np.random.default_rng(seed)
     values = np.concatenate([SPECIALS, PAYLOADS])
 
@@ -173,7 +173,7 @@ def test_splat_entry_equals_plain(
     [(n, False) for n in (64, 65, 71, 72, 79, 80, 129, 1000)] + [(n, True) for n in (64, 71, 1000)],
 )
 def test_rows_entry_at_every_alignment(entries: Any, n: int, large: bool) -> None:
-    """The `_rows` entry over rows at any byte step, each output row starting 0..7
+    """The `_rows_nan` entry over rows at any byte step, each output row starting 0..7
     elements past a cache line (the aligned loop's edge vectors and peel), a column
     broadcast along the rows read from its row's first element: NumPy's own
     ``a*s + y*(1-c)``, bit for bit (finite values, -0.0, subnormals, huge: no NaN,

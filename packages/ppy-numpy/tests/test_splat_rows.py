@@ -150,7 +150,7 @@ def test_nan_rows_numpy_may_order_otherwise_go_to_numpy(pair: Pair) -> None:
 @pytest.mark.parametrize("cols", [8, 16, 1000, 4096 + 8])
 def test_rows_in_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
     """Rows whose length is a multiple of 8 (NumPy's operand order in every row) run
-    through the `_rows` entry, one call per task, rows at any step and alignment (a
+    through the `_rows_nan` entry, one call per task, rows at any step and alignment (a
     view one element into a wider array); a NaN row value sends them row by row."""
     rng = np.random.default_rng(cols)
     wide = rng.uniform(-2, 2, (6, cols + 3))
@@ -210,7 +210,7 @@ def test_rows_off_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
 
 @pytest.mark.parametrize(("cols", "offset"), [(1000, 1), (64, 0), (72, 5)])
 def test_large_rows_stream_numpys_bits(pair: Pair, cols: int, offset: int) -> None:
-    """Rows holding enough elements that the `_rows` entry streams their stores
+    """Rows holding enough elements that the `_rows_nan` entry streams their stores
     (`_kernel_map.nt_min`, plain lines at each row's edges): NumPy's bits with -0.0,
     subnormals and huge values in the rows and row values, NaN payloads in the rows
     (where NumPy elides a temporary, the kernel follows); a NaN row value: row by row,

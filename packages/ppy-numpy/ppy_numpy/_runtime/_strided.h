@@ -19,7 +19,8 @@
  * A kernel with a `_splat` entry (ppy-llvm: float64 maps without library loops) reads
  * an operand broadcast along the row from PPY_SPLAT copies of its value instead (no
  * filled row, one call per row where rows need no chunking; `splat_entry`), and with
- * a `_rows` entry a thread's rows that need no scan in one call (`rows_entry`).
+ * a `_rows_nan` entry a thread's rows in one call that also tells whether it stored a
+ * NaN, in place of a scan (`rows_entry`).
  * Kernels that call NumPy's own loops (sin, power ...) take this path only when
  * every operand row is in place (stride 8): NumPy's loops may pick another code path
  * for other strides.
