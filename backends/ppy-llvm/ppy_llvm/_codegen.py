@@ -21,7 +21,7 @@ ABI (C), all pointers to float64 data of exact C-contiguous arrays::
     /* NAME_rows_nan (with NAME_splat): NAME_splat over `nrows` rows of `len` elements,
        array j's row r at arrays[j] + r*steps[j] (bytes), the output's at
        out + r*steps[na]; an operand with mask 0 is read from its row's first element;
-       the rows' stores stream where the call's output is large (`_kernel_map.nt_min`).
+       the rows' stores stream where the call's output is large (`_kernel_map.rows_nt_min`).
        Returns 1 if a row stored a NaN (where ext's witness slot is nonzero, the rows
        after it are left unwritten), 0 if none did or no NaN's bits depend on how
        NumPy splits its calls, -1 if it cannot tell (`_kernel_map.nan_witness`) */

@@ -26,20 +26,33 @@ from ._lower import x86_isa
 from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, is_foreign_loop
 
-#: the most last-level cache `nt_min` counts on: a larger one is a server socket's,
-#: shared with other cores and tenants (a 2-CPU VM on a Xeon reporting 300 MiB:
-#: streaming won from 2.5e5 elements of ``((0.5*x-1.2)*x+3.3)*x-0.7``, 0.73x plain)
-LLC_SHARE_MAX = 32 << 20
+#: a last-level cache over this size is a server socket's, shared by its cores and
+#: tenants (a desktop's or one AMD core complex's is at most 32-36 MiB)
+SOCKET_LLC = 64 << 20
+#: what `nt_min` counts of a socket's cache: about a core's private L2 and its slice
+#: (a 2-CPU VM on a Xeon reporting 300 MiB: streaming stores won from 2.5e5 elements
+#: of ``((0.5*x-1.2)*x+3.3)*x-0.7``, 4 MB of arrays, 0.73x; at 1.2e5 they tied)
+SOCKET_SHARE = 8 << 20
 
 
 def nt_min(streams: int) -> int:
     """Elements of one task from which a map kernel reading and writing `streams`
     float64 arrays writes its output with streaming stores: where they fill more than
-    half the last-level cache (at most `LLC_SHARE_MAX`). Below, plain stores win: a
-    repeated call finds the output buffer it reuses still cached (measured:
+    half the last-level cache (`SOCKET_SHARE` of a socket's). Below, plain stores win:
+    a repeated call finds the output buffer it reuses still cached (measured:
     ``((0.5*x-1.2)*x+3.3)*x-0.7``, 32 MiB L3, 5e5 elements 115 µs plain vs 184 µs
     streaming; at 1e7 streaming wins, benchmarks/numpy_fusion.py)."""
-    return max(min(llc_bytes(), LLC_SHARE_MAX) // 2 // (8 * streams), 1 << 15)
+    llc = llc_bytes()
+    cache = SOCKET_SHARE if llc > SOCKET_LLC else llc
+    return max(cache // 2 // (8 * streams), 1 << 15)
+
+
+def rows_nt_min(streams: int) -> int:
+    """Elements of a _rows_nan call from which its rows stream their stores: each row
+    also stores two lines plainly beside its streamed ones, so rows stream from four
+    times `nt_min` (measured, the 300 MiB Xeon: blend's rows over 400x400 1.12x the
+    time of plain stores, 500x500 1.04x, 707x707 0.91x, 1000x1000 0.85x)."""
+    return 4 * nt_min(streams)
 
 
 def emit_map(ke: KernelEmit) -> None:

@@ -7,7 +7,7 @@ from typing import Final
 
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
-from ._kernel_map import elision_table, emit_map, nan_witness, nt_min
+from ._kernel_map import elision_table, emit_map, nan_witness, rows_nt_min
 from ._lower import Lowering
 from ._spec import KernelSpec, loop_name
 
@@ -111,7 +111,7 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         splat.append(em.assign(f"icmp eq i64 {mask}, 0"))
     oslot = em.assign(f"getelementptr i64, ptr %steps, i64 {na}")
     ostep = em.assign(f"load i64, ptr {oslot}, align 8")
-    ext = _stream_scalars(em, ns + na + 1, nt_min(1 + na))
+    ext = _stream_scalars(em, ns + na + 1, rows_nt_min(1 + na))
     witness = nan_witness(spec)
     wslot = em.assign(f"getelementptr i64, ptr {ext}, i64 {ns + na + 2}")
     em.emit(f"store i64 {int(witness == 'seen')}, ptr {wslot}, align 8")

@@ -129,8 +129,8 @@ def _compare(
     masks = np.array([0 if bc else -1 for bc in broadcast], dtype=np.int64).view(np.float64)
     want, got = np.empty(n, out_dtype), np.empty(n, out_dtype)
     _call(plain, full, np.array(scalars, dtype=np.float64), want)
-    # then the elision bits (none) and the streaming bit
-    tail = np.array([0, int(stream)], dtype=np.int64).view(np.float64)
+    # then the elision bits (none), the streaming bit and the NaN witness (not asked)
+    tail = np.array([0, int(stream), 0], dtype=np.int64).view(np.float64)
     _call(splat, eights, np.concatenate([np.array(scalars, dtype=np.float64), masks, tail]), got)
     assert same_bits(got, want), (name, n, broadcast, stream)
 
@@ -178,12 +178,12 @@ def test_rows_entry_at_every_alignment(entries: Any, n: int, large: bool) -> Non
     broadcast along the rows read from its row's first element: NumPy's own
     ``a*s + y*(1-c)``, bit for bit (finite values, -0.0, subnormals, huge: no NaN,
     whose order `test_splat_entry_equals_plain` holds). `large`: rows enough for the
-    entry to stream their stores (`_kernel_map.nt_min`)."""
-    from ppy_llvm._kernel_map import nt_min
+    entry to stream their stores (`_kernel_map.rows_nt_min`)."""
+    from ppy_llvm._kernel_map import rows_nt_min
 
     rows = entries["blend"][2]
     rng = np.random.default_rng(n)
-    nrows, s = -(-nt_min(4) // n) if large else 5, 0.75
+    nrows, s = -(-rows_nt_min(4) // n) if large else 5, 0.75
     values = np.array([0.0, -0.0, 5e-324, -1e-310, 1e300, 2.5])
     for offset in range(0, 8, 3) if large else range(8):
         a = rng.uniform(-3, 3, (nrows, n + 9))[:, 1 : n + 1]

@@ -211,15 +211,15 @@ def test_rows_off_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
 @pytest.mark.parametrize(("cols", "offset"), [(1000, 1), (64, 0), (72, 5)])
 def test_large_rows_stream_numpys_bits(pair: Pair, cols: int, offset: int) -> None:
     """Rows holding enough elements that the `_rows_nan` entry streams their stores
-    (`_kernel_map.nt_min`, plain lines at each row's edges): NumPy's bits with -0.0,
+    (`_kernel_map.rows_nt_min`, plain lines at each row's edges): NumPy's bits with -0.0,
     subnormals and huge values in the rows and row values, NaN payloads in the rows
     (where NumPy elides a temporary, the kernel follows); a NaN row value: row by row,
     NumPy's answer, counted."""
-    from ppy_llvm._kernel_map import nt_min
+    from ppy_llvm._kernel_map import rows_nt_min
     from ppy_numpy._runtime import num_threads
 
     rng = np.random.default_rng(cols)
-    nrows = -(-nt_min(4) * num_threads() // cols) + 3  # each thread's rows stream
+    nrows = -(-rows_nt_min(4) * num_threads() // cols) + 3  # each thread's rows stream
     wide = rng.uniform(-2, 2, (nrows, cols + 8))
     a, b = wide[:, offset : cols + offset], rng.uniform(-2, 2, (nrows, cols))
     specials = np.array([0.0, -0.0, 5e-324, -1e-310, 1e300, -1e300, 2.5])
