@@ -208,6 +208,30 @@ def test_rows_off_numpys_order_run_in_one_call(pair: Pair, cols: int) -> None:
     assert _rows_calls(pair, "shifted") - rows == 1
 
 
+@pytest.mark.parametrize("where", [0.1, 0.9])
+def test_threads_rows_off_order_report_nan(pair: Pair, where: float) -> None:
+    """Rows off NumPy's order split over two threads (a `_rows_nan` call each): a NaN
+    pair in either thread's rows sends the call to NumPy; none keeps the fast path."""
+    from ppy_numpy._runtime import num_threads, set_num_threads
+
+    before = num_threads()
+    set_num_threads(2)
+    try:
+        rng = np.random.default_rng(7)
+        cols = 1001
+        a, b = rng.uniform(-2, 2, (301, cols)), rng.uniform(-2, 2, (301, cols))
+        alpha = rng.uniform(0, 1, 301)
+        rows = _rows_calls(pair, "blend")
+        _fast_by_splat(pair, "blend", (a, b, alpha))
+        assert _rows_calls(pair, "blend") - rows == 1
+        r = int(where * 301)
+        a[r, cols - 2], b[r, cols - 2] = PAYLOADS
+        c, splat = _run(pair, "blend", (a, b, alpha), all="ignore")
+        assert (c["fallback"], splat) == ({"result: nan/zero": 1}, 1), c
+    finally:
+        set_num_threads(before)
+
+
 @pytest.mark.parametrize(("cols", "offset"), [(1000, 1), (64, 0), (72, 5)])
 def test_large_rows_stream_numpys_bits(pair: Pair, cols: int, offset: int) -> None:
     """Rows holding enough elements that the `_rows_nan` entry streams their stores
