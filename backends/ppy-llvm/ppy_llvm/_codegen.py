@@ -91,6 +91,9 @@ class KernelEmit:
     masks: dict[int, str] = field(default_factory=dict)  # array leaf -> i64 0 or 1
     #: i64 SSA, or "": the elision bits (`load_elide`)
     elide: str = ""
+    #: value id -> (its VEC-lane value, its scalar value), computed once before the
+    #: loop (`_kernel_map.row_invariants`)
+    hoisted: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def loop_nodes(self) -> list[int]:
@@ -213,6 +216,8 @@ class KernelEmit:
         """Emit the value of `vid` at lanes ``i .. i+width`` (recursively, memoized)."""
         if vid in memo:
             return memo[vid]
+        if vid in self.hoisted:
+            return self.hoisted[vid][width == 1]
         ctx = self.ctx(width)
         if vid in ptrs:
             p = self.offset(ptrs[vid], self.leaf_index(vid, i))

@@ -24,7 +24,7 @@ from ._codegen import BLOCK, VEC, KernelEmit
 from ._host import llc_bytes
 from ._lower import x86_isa
 from ._nan_order import swap_nodes, unordered_nodes
-from ._spec import KernelSpec, is_foreign_loop
+from ._spec import EXACT_UNARY, KernelSpec, is_foreign_loop
 
 #: a last-level cache over this size is a server socket's, shared by its cores and
 #: tenants (a desktop's or one AMD core complex's is at most 32-36 MiB)
@@ -79,6 +79,8 @@ def _emit_checked(ke: KernelEmit) -> None:
     ke.nan_flag = em.alloca("i1", 1)
     em.entry_lines.append(f"  store i1 false, ptr {ke.nan_flag}, align 1")
     exact = em.label("exact")
+    if ke.masked:
+        _emit_hoisted_copy(ke, exact)
     _emit_copy(ke, exact)
     ke.any_order, ke.nan_flag = False, None
     em.start_block(exact)
@@ -88,6 +90,73 @@ def _emit_checked(ke: KernelEmit) -> None:
         ke.elide = ke.load_elide()
     _emit_copy(ke)
     ke.elide = ""
+
+
+#: ops a row's invariant value may take (`row_invariants`): IEEE operations whose bits
+#: do not depend on the vector lane or the operand order but for a NaN's
+_INVARIANT_OPS = frozenset({"add", "sub", "mul", "div", "neg", "abs", "const"})
+
+
+def row_invariants(spec: KernelSpec) -> dict[int | None, tuple[int, ...]]:
+    """The nodes a _splat call may compute once, by the array leaf they read (None:
+    none, scalars and constants only), in SSA order: nodes of `_INVARIANT_OPS` (and
+    exact unary functions) over scalars, constants and at most one array leaf, valid
+    where that leaf is broadcast along the row (``1.0 - alpha[:, None]``: one
+    subtraction a row, not one a vector)."""
+    nl = len(spec.leaves)
+    reads: dict[int, frozenset[int]] = {
+        k: frozenset({k}) if kind == "array" else frozenset() for k, kind in enumerate(spec.leaves)
+    }
+    groups: dict[int | None, tuple[int, ...]] = {}
+    for k, node in enumerate(spec.nodes):
+        vid = nl + k
+        exact = node.op in _INVARIANT_OPS or (node.op == "unary" and node.attr("op") in EXACT_UNARY)
+        if not exact or any(a not in reads for a in node.args):
+            continue
+        leaves = frozenset().union(*(reads[a] for a in node.args))
+        if len(leaves) <= 1:
+            reads[vid] = leaves
+            if node.op != "const":
+                leaf = next(iter(leaves), None)
+                groups[leaf] = (*groups.get(leaf, ()), vid)
+    return groups
+
+
+#: the most leaves a _splat entry has a copy with row invariants for (each a copy)
+HOISTED_COPIES = 2
+
+
+def _emit_hoisted_copy(ke: KernelEmit, redo: str) -> None:
+    """The _splat entry's copies in any operand order with row invariants computed
+    once (`row_invariants`): one per leaf with invariants (the most first, at most
+    `HOISTED_COPIES`), taken where that leaf is broadcast along the row and the call
+    has an element. A NaN result redoes the call exactly (`redo`), so only values
+    are shared (the same operation on the same operands, the same FP flags)."""
+    groups = row_invariants(ke.spec)
+    always = groups.pop(None, ())
+    leaves: list[int | None] = sorted(groups, key=lambda j: -len(groups[j]))[:HOISTED_COPIES]
+    if not leaves and always:
+        leaves = [None]
+    em = ke.em
+    for leaf in leaves:
+        take = em.assign("icmp sgt i64 %end, %begin")
+        if leaf is not None:
+            broadcast = em.assign(f"icmp eq i64 {ke.masks[leaf]}, 0")
+            take = em.assign(f"and i1 {take}, {broadcast}")
+        hoisted, other = em.label("row_invariant"), em.label("generic")
+        em.emit(f"br i1 {take}, label %{hoisted}, label %{other}")
+        em.start_block(hoisted)
+        ptrs = ke.ptrs_at("%begin")
+        wide: dict[int, str] = {}
+        one: dict[int, str] = {}
+        nodes = sorted((*always, *(groups[leaf] if leaf is not None else ())))
+        ke.hoisted = {
+            vid: (ke.value(vid, VEC, ptrs, "%begin", wide), ke.value(vid, 1, ptrs, "%begin", one))
+            for vid in nodes
+        }
+        _emit_copy(ke, redo)
+        ke.hoisted = {}
+        em.start_block(other)
 
 
 def nan_witness(spec: KernelSpec) -> str:

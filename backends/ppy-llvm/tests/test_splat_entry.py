@@ -78,6 +78,25 @@ def test_which_kernels_have_the_entry() -> None:
     assert not has(b.build(b.op("mul", x, x), dtype="f32"))
 
 
+def test_row_invariants_are_computed_once() -> None:
+    """``1.0 - c`` and ``a * s`` (one array leaf each) are computed once per _splat
+    call where ``c`` (or ``a``) is broadcast along the row, a copy each; a node over
+    two array leaves is not a row invariant, and a kernel without one has no such
+    copy."""
+    from ppy_llvm._kernel_map import row_invariants
+
+    table = default_lowerings()
+    spec = blend()
+    assert row_invariants(spec) == {3: (5,), 0: (6,)}  # 1.0 - c, a * s
+    assert emit_kernel(spec, "k", table, set()).count("row_invariant") == 4
+    b = KernelBuilder()
+    x, y = b.leaf(), b.leaf()
+    d = b.op("sub", x, y)
+    plain = b.build(b.op("unary", b.op("mul", d, d), op="sqrt"))
+    assert row_invariants(plain) == {}
+    assert "row_invariant:" not in emit_kernel(plain, "k", table, set())
+
+
 ROWS_KERNEL = ctypes.CFUNCTYPE(
     ctypes.c_int64,
     ctypes.c_void_p,
