@@ -23,15 +23,11 @@ from ppy_llvm._lower import default_lowerings
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
-KERNEL = ctypes.CFUNCTYPE(
-    None,
-    ctypes.c_void_p,
-    ctypes.c_void_p,
-    ctypes.c_void_p,
-    ctypes.c_int64,
-    ctypes.c_int64,
-    ctypes.c_void_p,
-)
+_P, _I = ctypes.c_void_p, ctypes.c_int64
+#: NAME and NAME_splat: (arrays, scalars, out, begin, end, loops)
+KERNEL = ctypes.CFUNCTYPE(None, _P, _P, _P, _I, _I, _P)
+#: NAME_rows_nan: (arrays, ext, out, len, nrows, steps, loops) -> its NaN witness
+ROWS_KERNEL = ctypes.CFUNCTYPE(_I, _P, _P, _P, _I, _I, _P, _P)
 
 
 def blend() -> KernelSpec:  # a*s + b*(1.0 - c) with a scalar leaf s
@@ -78,6 +74,19 @@ def test_which_kernels_have_the_entry() -> None:
     assert not has(b.build(b.op("mul", x, x), dtype="f32"))
 
 
+def test_streaming_thresholds_by_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming stores start where the arrays fill half the last-level cache; a cache
+    over `SOCKET_LLC` (a server socket's) counts as `SOCKET_SHARE`; a run of rows
+    streams from four times that; never below 2^15 elements."""
+    from ppy_llvm import _kernel_map as km
+
+    for llc, share in ((32 << 20, 32 << 20), (300 << 20, km.SOCKET_SHARE), (1 << 20, 1 << 20)):
+        monkeypatch.setattr(km, "llc_bytes", lambda llc=llc: llc)
+        for streams in (2, 3, 4):
+            want = max(share // 2 // (8 * streams), 1 << 15)
+            assert (km.nt_min(streams), km.rows_nt_min(streams)) == (want, 4 * want)
+
+
 def test_row_invariants_are_computed_once() -> None:
     """``1.0 - c`` and ``a * s`` (one array leaf each) are computed once per _splat
     call where ``c`` (or ``a``) is broadcast along the row, a copy each; a node over
@@ -95,18 +104,6 @@ def test_row_invariants_are_computed_once() -> None:
     plain = b.build(b.op("unary", b.op("mul", d, d), op="sqrt"))
     assert row_invariants(plain) == {}
     assert "row_invariant:" not in emit_kernel(plain, "k", table, set())
-
-
-ROWS_KERNEL = ctypes.CFUNCTYPE(
-    ctypes.c_int64,
-    ctypes.c_void_p,
-    ctypes.c_void_p,
-    ctypes.c_void_p,
-    ctypes.c_int64,
-    ctypes.c_int64,
-    ctypes.c_void_p,
-    ctypes.c_void_p,
-)
 
 
 @pytest.fixture(scope="module")
