@@ -1,0 +1,6 @@
+import numpy as np
+
+
+def kernel(A, x):
+
+    return (A @ x) @ A
