@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ppy._annotations import DType, Shape
 from ppy._decorators import fastmath, jax, opt, pure
+from ppy._install import Installed, install
 from ppy._load import load, reset_stats, stats
 from ppy_core import __version__
 from ppy_core.diagnostics import Error, VerifyError
@@ -24,15 +25,20 @@ __all__ = [
     "Error",
     "VerifyError",
     "load",
+    "install",
+    "Installed",
     "stats",
     "reset_stats",
 ]
 
 
 def _install_finder() -> None:
-    """`import ppy` lets Python import `.ppy` modules."""
+    """`import ppy` lets Python import `.ppy` modules, compiled in this process (the
+    compiler registers itself with the runtime; it loads on the first cache miss)."""
+    from ppy_core.compiler.importing import register
     from ppy_core.runtime.finder import install
 
+    register()
     install()
 
 

@@ -20,6 +20,7 @@ CODES: Final[dict[str, str]] = {
     "E0001": "the file cannot be read",
     "E0002": "syntax error",
     "E0003": "an import of the project cannot be resolved",
+    "E0004": "`ppy -m` names a module that cannot be found or run",
     "E0010": "a construct stays Python",
     "E0020": "a ppy decorator or annotation is used wrongly",
     # E0030-E0039: build execution (ppy_core.project.build_execution)
@@ -78,6 +79,8 @@ CODES: Final[dict[str, str]] = {
     "E2048": "a float32 site needs what llvm does not reproduce in float32: NumPy runs it",
     "E2049": "an integer site needs what llvm does not reproduce in integers: NumPy runs it",
     "E2041": "no loops loader is registered for a typed-loops function's arrays",
+    "E2042": "NumPy's BLAS routine a typed-loops function calls is not found or not proven "
+    "to give NumPy's bits: the function runs as Python",
     "E2015": "a columnar site holds an op or a type no columnar kernel lowers",
     # E2025-E2029: the stablehlo backend (ppy-jax)
     "E2025": "a JAX export handed to the stablehlo backend is unreadable",
@@ -90,11 +93,18 @@ CODES: Final[dict[str, str]] = {
     "E3006": "a cache entry, lock or record owned by another user is refused",
     "E3007": "a manifest names a loader or adapter that is not a registered entry point",
     "E3008": "a backend's build file differs from the hash recorded when it was built",
+    "E3009": "`ppy build -o` names a place holding what ppy did not make",
+    "E3010": "a cache folder others may write into is made private, or refused",
     # E3025-E3029: exported JAX functions at run time (ppy-jax)
     "E3025": "a stored XLA executable was compiled for another jaxlib or CPU: the export runs",
     "E3026": "an exported JAX function's artifact is missing or unreadable: jit runs",
     "E3030": "uvicorn is asked for workers or reload with an app no import string can name",
     "E3031": "uvicorn workers cannot be forked from this process: spawned, each re-importing",
+    # E3040-E3044: compiling modules as they are imported (ppy.install, PPY_PACKAGES)
+    "E3040": "a module is not in the cache and no compiler is in this process",
+    "E3041": "a package named for compiling cannot be imported",
+    "E3042": "modules of a package named for compiling were imported before ppy was on",
+    "E3043": "a module of a package named for compiling failed to compile: it runs as Python",
     # E9xxx: internal
     "E9001": "internal compiler error",
     "E9002": "a command is not available yet",

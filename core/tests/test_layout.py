@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 PPY_CORE = Path(__file__).resolve().parents[1] / "ppy_core"
-PARTS = {"interface", "ir", "compiler", "cache", "runtime", "project", "cli", "testing"}
+PARTS = {
+    "interface",
+    "ir",
+    "compiler",
+    "cache",
+    "runtime",
+    "project",
+    "cli",
+    "testing",
+    "integrations",
+}
 
 
 def module_name(path: Path, root: Path) -> str:

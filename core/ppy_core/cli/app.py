@@ -343,7 +343,9 @@ VERBS: dict[str, Verb] = {
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every verb in VERBS."""
     parser = argparse.ArgumentParser(
-        prog="ppy", description="PPy compiles Python. `ppy FILE [ARGS]` compiles FILE and runs it."
+        prog="ppy",
+        description="PPy compiles Python. `ppy FILE [ARGS]` compiles FILE and runs it; "
+        "`ppy -m MODULE [ARGS]` runs MODULE as `python -m` does, the project compiled.",
     )
     parser.add_argument("--version", action="version", version=f"ppy {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="{FILE," + ",".join(VERBS) + "}")
@@ -354,9 +356,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_module(name: str, argv: Sequence[str]) -> int:
+    """`ppy -m MODULE [ARGS]`: run MODULE as `python -m` does, the project compiled."""
+    from ppy_core.cli.commands import run_module as _run_module
+
+    return _run_module(name, list(argv))
+
+
 def _dispatch(argv: list[str]) -> int:
+    from ppy_core.cli.fast import module_argument
+
     if argv and argv[0] not in VERBS and not argv[0].startswith("-"):
         return run_file(argv[0], argv[1:])
+    module = module_argument(argv)
+    if module is not None:
+        return run_module(*module)
     args = build_parser().parse_args(argv)
     if getattr(args, "handler", None) is None:
         build_parser().print_help(sys.stderr)
@@ -403,4 +417,5 @@ __all__ = [
     "doctor",
     "doctor_report",
     "run_file",
+    "run_module",
 ]

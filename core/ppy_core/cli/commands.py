@@ -49,24 +49,157 @@ def run_file(file: str, argv: list[str]) -> int:
             report_diagnostics(compiled)
             remember(compiled.key)
             entry = compiled.entry.path
+        _register_compiler()
         install([path.parent])
+        _activate_packages(str(path))
         return run_main(entry, argv, {str(path)}, check=False)
 
 
-def build_artifact(file: str, output: str | None) -> Path:
-    """Compile FILE and the project modules it imports into a self-contained folder."""
-    import shutil
+def run_module(name: str, argv: list[str]) -> int:
+    """`ppy -m MODULE ARGS`, as `python -m MODULE ARGS`: `sys.path[0]` is the current
+    folder, `sys.argv[0]` the module's file, the module runs as `__main__` (a
+    package's `__main__` submodule for a package). The project's modules (the
+    folder's `.py` files, `[tool.ppy] packages`) are compiled as they are imported,
+    the module itself too when it is one of them."""
+    cwd = os.getcwd()
+    _register_compiler()
+    install([Path(cwd)])
+    sys.path.insert(0, cwd)
+    _activate_packages(os.path.join(cwd, "__main__.py"))
+    sys.argv = ["-m", *argv]  # as Python has it while the module's parents import
+    spec = _main_spec(name)
+    main = _main_module(spec)
+    sys.argv[0] = spec.origin or name
+    return _exit_status(lambda: _exec_main(spec, main), {spec.origin or ""})
 
-    from ppy_core.compiler.cached import compile_file, load_manifest, report_diagnostics
+
+def _main_spec(name: str) -> Any:
+    import importlib.util
+
+    from ppy_core.diagnostics import Error
+
+    def missing(why: str) -> Error:
+        return Error(f"{name}: {why}", code="E0004", hint="give a module as `python -m` takes it")
+
+    try:
+        spec = importlib.util.find_spec(name)  # imports its parent packages, as python -m
+    except (ImportError, ValueError) as exc:
+        raise missing(f"cannot be found ({exc})") from None
+    if spec is None:
+        raise missing("no module of that name")
+    if spec.submodule_search_locations is not None:  # a package runs its __main__
+        if name == "__main__" or name.endswith(".__main__"):
+            raise missing("a package's __main__ is itself a package")
+        inner = importlib.util.find_spec(f"{name}.__main__")
+        if inner is None:
+            raise missing("is a package and has no __main__ module")
+        spec = inner
+    if spec.loader is None:
+        raise missing("has no loader (a namespace package?)")
+    return spec
+
+
+def _main_module(spec: Any) -> Any:
+    import builtins
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __builtins__=builtins,
+        __spec__=spec,
+        __loader__=spec.loader,
+        __package__=spec.parent,
+        __file__=spec.origin,
+        __cached__=spec.cached,
+    )
+    sys.modules["__main__"] = main
+    return main
+
+
+def _exec_main(spec: Any, main: Any) -> None:
+    from ppy_core.runtime.finder import CompilingLoader
+    from ppy_core.runtime.packages import PackageLoader
+
+    loader = spec.loader
+    if isinstance(loader, (CompilingLoader, PackageLoader)):
+        loader.exec_module(main)  # the compiled module, as __main__
+        return
+    code = loader.get_code(spec.name)
+    if code is None:
+        from ppy_core.diagnostics import Error
+
+        raise Error(f"{spec.name}: no code to run", code="E0004", hint="name a Python module")
+    exec(code, main.__dict__)
+
+
+def _exit_status(body: Any, sources: set[str]) -> int:
+    """Exit status as Python's: 0, SystemExit's code, or 1 after printing the traceback."""
+    try:
+        body()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    except BaseException as exc:
+        import traceback
+
+        from ppy_core.runtime.module import user_traceback
+
+        traceback.print_exception(type(exc), exc, user_traceback(exc, sources))
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
+def _activate_packages(source: str) -> None:
+    """`[tool.ppy] packages` of the project of `source`: compiled as they are imported."""
+    from ppy_core.runtime.packages import activate, configured
+
+    names = configured(source)
+    if names:
+        activate(names)
+
+
+def _register_compiler() -> None:
+    """The project's modules are compiled in this process as the program imports them
+    (the runtime's loaders ask the registered compiler on a cache miss)."""
+    from ppy_core.compiler.importing import register
+
+    register()
+
+
+def build_artifact(file: str, output: str | None) -> Path:
+    """Compile FILE and the project modules it imports into a self-contained folder:
+    a new or empty one, or an earlier artifact (see `cli.output`: nothing else is
+    replaced; E3009), built beside it and moved into place whole."""
+    from ppy_core.cli import output as place
 
     path = _existing(file)
-    out = Path(output) if output else path.parent / f"{path.stem}.ppyapp"
+    out = place.target(path, output)
+    staging = place.stage(out)
+    try:
+        _assemble(path, staging)
+        place.publish(staging, out)
+    finally:
+        place.discard(staging)
+    return out
+
+
+def _assemble(path: Path, staging: Path) -> None:
+    """Write the artifact of `path` into the folder `staging`, every file private."""
+    import shutil
+
+    from ppy_core.cache import trust
+    from ppy_core.compiler.cached import compile_file, load_manifest, report_diagnostics
+
     modules: dict[str, dict[str, Any]] = {}
     todo = [("__main__", path)]
     summary: dict[str, Any] = {"sites": [], "kernels": [], "regions": [], "fingerprints": {}}
-    staging = out.with_name(out.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
     while todo:
         name, source = todo.pop()
         if name in modules:
@@ -95,16 +228,16 @@ def build_artifact(file: str, output: str | None) -> Path:
         "sys.exit(launch(pathlib.Path(__file__).resolve().parent, "
         "sys.argv[1:]))\n"
     )
-    launcher.chmod(launcher.stat().st_mode | 0o111)
+    launcher.chmod(0o700)
     from ppy_core.cache.files import scan_files
 
-    top["files"] = scan_files(staging)  # what `ppy run` checks before it runs any of it
+    # what the launcher and `ppy run` check before they run any of it (every file
+    # made the user's alone on the way: 0600, 0700 for the launcher)
+    top["files"] = scan_files(staging)
     import json
 
     (staging / "manifest.json").write_text(json.dumps(top, indent=1, sort_keys=True))
-    shutil.rmtree(out, ignore_errors=True)
-    os.replace(staging, out)
-    return out
+    trust.private_file(staging / "manifest.json")
 
 
 def _summarize(summary: dict[str, Any], name: str, folder: str, manifest: dict[str, Any]) -> None:
@@ -146,29 +279,13 @@ def _run_artifact(path: Path, argv: list[str], verbose: bool) -> int:
         root, fresh = artifacts.fresh_slow(path)
     else:
         root, fresh = known
-    if not fresh:
-        import subprocess
-
-        from ppy_core.cli import progress
-
-        # the child says what it builds, to stderr, on a terminal or with -v (only)
-        cmd = [sys.executable, "-m", "ppy_core.cli", "build", str(path), "-o", str(root)]
-        if verbose or progress.VERBOSE:
-            cmd.append("-v")
-        done = subprocess.run(cmd, check=False)
-        if done.returncode != 0:
-            return done.returncode
-        artifacts.made(path, root)
-    problem = artifacts.intact(root)
-    if problem:
-        from ppy_core.diagnostics import CacheError
-
-        raise CacheError(
-            f"{root}: {problem}; nothing from it runs",
-            code="E3001",
-            hint=f"remove {root} (or `ppy cache clear`) and run again",
-        )
-    return launch(root, argv)
+    manifest = artifacts.usable(root) if fresh else None
+    if manifest is None:  # stale, or failed its check: one process rebuilds it
+        status = artifacts.rebuild(path, root, fresh, verbose)
+        if status:
+            return status
+        manifest = None
+    return launch(root, argv, manifest)
 
 
 def explain_file(file: str) -> str:
@@ -249,4 +366,11 @@ def cache_command(action: str) -> str:
     )
 
 
-__all__ = ["run_file", "build_artifact", "run_artifact", "explain_file", "cache_command"]
+__all__ = [
+    "run_file",
+    "run_module",
+    "build_artifact",
+    "run_artifact",
+    "explain_file",
+    "cache_command",
+]

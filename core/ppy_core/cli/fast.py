@@ -1,10 +1,11 @@
 """The `ppy` console script's entry: `ppy FILE` and `ppy run FILE` without argparse.
 
-A cached start should cost little more than `python FILE`, so the two run verbs are
-recognised here, with the light imports they need (`commands`), and everything else
-(other verbs, options, `--help`) goes to the full parser in `app`. A FILE is told
-from a verb the way `app` tells it (not a verb, not an option); a word with neither
-a dot nor a slash could be a verb this module does not know, so it goes to `app`.
+A cached start should cost little more than `python FILE`, so the two run verbs and
+`-m MODULE` are recognised here, with the light imports they need (`commands`), and
+everything else (other verbs, options, `--help`) goes to the full parser in `app`. A
+FILE is told from a verb the way `app` tells it (not a verb, not an option); a word
+with neither a dot nor a slash could be a verb this module does not know, so it goes
+to `app`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ _VERBOSE = ("-v", "--verbose")
 
 def _file_like(word: str) -> bool:
     return not word.startswith("-") and ("." in word or "/" in word)
+
+
+def module_argument(args: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(MODULE, its arguments) of `-m MODULE ARGS` or `-mMODULE ARGS`, as Python reads
+    them; None when `args` does not start with `-m`."""
+    if args and args[0] == "-m" and len(args) > 1:
+        return args[1], list(args[2:])
+    if args and args[0].startswith("-m") and len(args[0]) > 2:
+        return args[0][2:], list(args[1:])
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ppy_core.cli.commands import run_file
 
             return run_file(args[0], args[1:])
+        module = module_argument(args)
+        if module is not None:
+            from ppy_core.cli.commands import run_module
+
+            return run_module(module[0], module[1])
     except Exception as exc:
         from ppy_core.cli.app import report
 
@@ -57,4 +73,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return full(args)
 
 
-__all__ = ["main"]
+__all__ = ["main", "module_argument"]

@@ -6,6 +6,8 @@
     build-execution = "deny"       # "allow" lets `ppy build` run project code
     backends = ["llvm", "aten"]    # order/restrict the installed backends
     cache-dir = ".ppy-cache"       # relative to the pyproject.toml's folder
+    packages = ["mylib"]           # also compile these packages' modules when imported
+                                   # (by `ppy FILE`, `ppy -m`, the pytest plugin)
     [tool.ppy.plugins.foo]
     enabled = true                 # third-party plugins load only when enabled
     some-option = 1                # anything else reaches plugin `foo` as ctx.options,
@@ -34,6 +36,7 @@ KEYS: Final[tuple[str, ...]] = (
     "build-execution",
     "backends",
     "cache-dir",
+    "packages",
     "plugins",
 )
 OPT_LEVELS: Final[tuple[int, ...]] = (0, 1, 2, 3)
@@ -60,6 +63,7 @@ class Config:
     build_execution: BuildExecution = "deny"
     backends: tuple[str, ...] | None = None
     cache_dir: Path | None = None
+    packages: tuple[str, ...] = ()
     plugins: Mapping[str, PluginConfig] = field(default_factory=lambda: _EMPTY)
 
     def plugin(self, name: str) -> PluginConfig:
@@ -165,6 +169,7 @@ def parse_config(table: object, path: Path) -> Config:
         build_execution=execution,
         backends=_backends(table.get("backends"), path),
         cache_dir=_cache_dir(table.get("cache-dir"), path),
+        packages=_packages(table.get("packages", []), path),
         plugins=_plugins(table.get("plugins", {}), path),
     )
 
@@ -207,6 +212,21 @@ def _cache_dir(value: object, path: Path) -> Path | None:
             'write a folder, absolute or relative to pyproject.toml: ".ppy-cache"',
         )
     return (path.parent / Path(value).expanduser()).resolve()
+
+
+def _packages(value: object, path: Path) -> tuple[str, ...]:
+    """`packages`: importable names whose modules are compiled as they are imported
+    (not part of any cache key: it changes which modules compile, not how)."""
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and v and all(p.isidentifier() for p in v.split(".")) for v in value
+    ):
+        raise _bad(
+            path,
+            "tool.ppy.packages",
+            f"is {value!r}",
+            'list the packages as Python imports them: packages = ["mylib", "other.sub"]',
+        )
+    return tuple(dict.fromkeys(value))
 
 
 def _plugins(value: object, path: Path) -> Mapping[str, PluginConfig]:

@@ -8,7 +8,6 @@ import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-from ppy_core.runtime import jsontext
 from ppy_core.runtime.module import exec_artifact
 
 TYPE_CHECKING = False  # importlib.abc and typing cost a launcher ~8 ms: annotations only
@@ -39,7 +38,7 @@ class PpyFinder:
             entry = _artifact_entry(Path(artifact), fullname)
             if entry is not None:
                 directory, source = entry
-                return ModuleSpec(fullname, ArtifactLoader(directory), origin=source)
+                return ModuleSpec(fullname, ArtifactLoader(directory, source), origin=source)
         leaf = fullname.rpartition(".")[2]
         for base in path if path is not None else sys.path:
             if not isinstance(base, str):
@@ -126,16 +125,25 @@ def _under(path: Path, root: Path) -> bool:
 _MANIFESTS: dict[Path, dict[str, Any]] = {}
 
 
+def use_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    """The checked top manifest of the artifact at `root` (`launch.checked`): its
+    modules are imported from it; an artifact never checked is not imported from."""
+    _MANIFESTS[root] = manifest
+
+
 def _artifact_entry(root: Path, fullname: str) -> tuple[Path, str] | None:
     manifest = _MANIFESTS.get(root)
-    if manifest is None:  # read once: every import of the program asks
+    if manifest is None:  # not checked in this process (PPY_ARTIFACT inherited): check it
+        from ppy_core.diagnostics import Error
+        from ppy_core.runtime.launch import checked
+
         try:
-            manifest = jsontext.read(root / "manifest.json")
-        except (OSError, ValueError):
+            manifest = checked(root)
+        except Error:
             return None
         _MANIFESTS[root] = manifest
-    module = manifest.get("modules", {}).get(fullname)
-    if module is None or fullname == manifest.get("main"):
+    module = manifest["modules"].get(fullname)
+    if module is None or fullname == manifest["main"]:
         return None
     return root / module["dir"], module["source"]
 
@@ -143,14 +151,14 @@ def _artifact_entry(root: Path, fullname: str) -> tuple[Path, str] | None:
 class ArtifactLoader:
     """Executes a module of the built artifact (a loader: create_module, exec_module)."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, directory: Path, source: str = "") -> None:
+        self.directory, self.source = directory, source
 
     def create_module(self, spec: ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        exec_artifact(self.directory, module, check=True)
+        exec_artifact(self.directory, module, check=True, source=self.source)
 
 
 class CompilingLoader:
@@ -170,30 +178,32 @@ class CompilingLoader:
             self._exec(module)
 
     def _exec(self, module: types.ModuleType) -> None:
-        from ppy_core.cache.quick import cached_entry, remember
+        from ppy_core.cache.quick import cached_entry
 
         cached = cached_entry(self.path.resolve())  # a cached start: no compiler, no plugin
+        from ppy_core.runtime.compiling import LOADED
+
         if cached is not None:
+            LOADED.append(module.__name__)
             exec_artifact(cached, module)
             return
-        from ppy_core.compiler.cached import compile_file, report_diagnostics  # compiler: lazily
         from ppy_core.diagnostics import Error
+        from ppy_core.runtime.compiling import compile_path  # the compiler registered itself
 
         try:
-            compiled = compile_file(self.path)
+            entry = compile_path(self.path)
         except Error as exc:
             if exc.code != "E0002":
                 raise
-            error: Error | None = exc
+            error = exc
         else:
-            error = None
-        if error is not None:
-            # as `import` of a .py file with a syntax error: Python's own SyntaxError
-            compile(self.path.read_bytes(), str(self.path), "exec", dont_inherit=True)
-            raise error  # (compile() disagreed with the front end: keep the diagnostic)
-        report_diagnostics(compiled)
-        remember(compiled.key)
-        exec_artifact(compiled.entry.path, module)
+            LOADED.append(module.__name__)
+            exec_artifact(entry, module)
+            return
+        # as `import` of a .py file with a syntax error: Python's own SyntaxError (raised
+        # outside the `except`, so it does not chain onto the diagnostic)
+        compile(self.path.read_bytes(), str(self.path), "exec", dont_inherit=True)
+        raise error  # (compile() disagreed with the front end: keep the diagnostic)
 
 
 _installed: PpyFinder | None = None

@@ -1,0 +1,95 @@
+"""The pytest plugin (entry point `pytest11`, shipped with the core).
+
+    pytest --ppy-packages=mylib,other      # or: ini key  ppy_packages = mylib other
+
+compiles the modules of those packages as the tests import them, installed in
+`pytest_configure` (before collection imports the test modules), and ends the run
+with one line from `ppy.stats()`:
+
+    ppy: 3 modules compiled, 12 sites, 35120 fast calls, 812 fallbacks (dtype 800, ...)
+
+The finder sits after pytest's assertion rewriting hook: test modules and conftests
+stay pytest's, rewritten as always; only the named packages' modules are compiled.
+Without `--ppy-packages` (or the ini key) the plugin does nothing and imports nothing
+beyond this module.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    import pytest
+
+_HANDLE = "_ppy_installed"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ppy", "PPy: compile packages' modules as the tests import them")
+    group.addoption(
+        "--ppy-packages",
+        dest="ppy_packages",
+        default=None,
+        metavar="A,B",
+        help="compile the modules of these packages (comma-separated) through ppy's cache",
+    )
+    parser.addini(
+        "ppy_packages",
+        "packages whose modules ppy compiles (comma- or space-separated)",
+        default="",
+    )
+
+
+def _names(config: pytest.Config) -> list[str]:
+    text = config.getoption("ppy_packages") or config.getini("ppy_packages") or ""
+    if isinstance(text, list):  # an ini value pytest split
+        text = ",".join(text)
+    return [n for part in str(text).split(",") for n in part.split() if n]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    names = _names(config)
+    if not names:
+        return
+    import ppy
+
+    setattr(config, _HANDLE, ppy.install(names))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if getattr(config, _HANDLE, None) is None:
+        return
+    import ppy
+    from ppy_core.runtime.compiling import LOADED
+
+    terminalreporter.write_line(summary(ppy.stats(), len(set(LOADED))))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    handle = getattr(config, _HANDLE, None)
+    if handle is not None:
+        handle.uninstall()
+        setattr(config, _HANDLE, None)
+
+
+def summary(stats: Mapping[str, Mapping[str, Any]], modules: int) -> str:
+    """`ppy: M modules compiled, S sites, F fast calls, B fallbacks (reason n, ...)`."""
+    fast = sum(int(s.get("fast", 0)) for s in stats.values())
+    reasons: dict[str, int] = {}
+    for site in stats.values():
+        for reason, n in dict(site.get("fallback", {})).items():
+            reasons[reason] = reasons.get(reason, 0) + int(n)
+    slow = sum(reasons.values())
+    line = (
+        f"ppy: {modules} module{'s' if modules != 1 else ''} compiled, {len(stats)} sites, "
+        f"{fast} fast calls, {slow} fallbacks"
+    )
+    if reasons:
+        ranked = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+        line += " (" + ", ".join(f"{r} {n}" for r, n in ranked) + ")"
+    return line
+
+
+__all__ = ["summary"]
