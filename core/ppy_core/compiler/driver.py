@@ -21,9 +21,14 @@ from ppy_core import __version__
 from ppy_core.cache.module_key import ModuleKey
 from ppy_core.compiler.frontend.lowering import build_site_ir, site_library
 from ppy_core.compiler.frontend.oracle import Oracle
-from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder
+from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder, Target
 from ppy_core.compiler.frontend.source import read_source
-from ppy_core.compiler.frontend.transform import compile_module_code, rewrite_module
+from ppy_core.compiler.frontend.transform import (
+    PREFIX,
+    compile_module_code,
+    rewrite_module,
+    specialization_module,
+)
 from ppy_core.compiler.frontend.views import index_record
 from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.diagnostics import CHECK_ONLY, Diagnostic, Error, Location
@@ -43,8 +48,9 @@ log = logging.getLogger(__name__)
 class Builder:
     """Builds one module's artifact into the directory the cache hands it."""
 
-    def __init__(self, key: ModuleKey) -> None:
+    def __init__(self, key: ModuleKey, target: Target | None = None) -> None:
         self.key = key
+        self.target = target  # one function's specialization (`compiler/specialize.py`)
         self.diagnostics: list[Diagnostic] = list(key.activation.diagnostics)
         self.registry: DialectRegistry = core_registry()
         self.lowerings: dict[str, dict[str, Any]] = {}  # op name -> `lowering` attribute
@@ -90,7 +96,9 @@ class Builder:
         module_ctx = ModuleContext(
             str(self.key.path), self.key.path.stem, imports, report=hooks.relay
         )
-        finder = SiteFinder(oracle, module_ctx, self.key.config.opt)
+        finder = SiteFinder(
+            oracle, module_ctx, self.key.config.opt, self.target, libraries=bool(plugins)
+        )
         findings = finder.run(source.tree)
         for node, reject in findings.rejects:
             self.report(
@@ -112,7 +120,11 @@ class Builder:
             fn_records.append(record)
             if unit is not None:
                 compiled_fns.append((record["index"], fsite))
-        tree = rewrite_module(source.tree, compiled_exprs, compiled_fns)
+        prefix = self.target.prefix if self.target else PREFIX
+        specializable = [(i, s.node) for i, s in enumerate(findings.specializable)]
+        tree = rewrite_module(source.tree, compiled_exprs, compiled_fns, prefix, specializable)
+        if self.target is not None:
+            tree = specialization_module(tree, self.target.function, prefix)
         names = {site.node.lineno: site.function for _i, site in compiled_exprs}
         code = compile_module_code(tree, str(self.key.path), names)
         (out / "module.code").write_bytes(marshal.dumps(code))
@@ -133,7 +145,19 @@ class Builder:
                 for r in findings.remarks
             ],
             "diagnostics": [d.render() for d in self.diagnostics],
+            "specializable": [
+                {"index": i, "function": s.function, "line": s.node.lineno, "params": len(s.params)}
+                for i, s in enumerate(findings.specializable)
+            ],
         }
+        if self.target is not None:
+            manifest["specialization"] = {
+                "function": self.target.function,
+                "signature": self.target.signature,
+                "prefix": prefix,
+                "name": self.target.function,
+                "gains": bool(compiled_exprs or compiled_fns),
+            }
         write_manifest(out / MANIFEST, manifest)
         return {"module": str(self.key.path)}
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 _SITES: dict[str, Any] = {}
 _REASONS: dict[str, dict[str, int]] = {}
+_MEMBERS: dict[str, list[Any]] = {}  # more sites counted under one id (specializations)
 
 
 class FallbackWarning(UserWarning):
@@ -64,8 +65,15 @@ def fresh(value: Any) -> Any:
     return value
 
 
-def register(site_id: str, site: Any) -> None:
+def register(site_id: str, site: Any, *, member: bool = False) -> None:
+    """`site` answers for `site_id` (a module loaded again replaces its sites); a
+    `member` (a function's specialization at the same place, `runtime.observed`)
+    counts under the same id, beside the site there."""
+    if member and site_id in _SITES:
+        _MEMBERS.setdefault(site_id, []).append(site)
+        return
     _SITES[site_id] = site
+    _MEMBERS.pop(site_id, None)
 
 
 def stats() -> dict[str, dict[str, Any]]:
@@ -74,6 +82,8 @@ def stats() -> dict[str, dict[str, Any]]:
     for site_id, site in _SITES.items():
         getter = _stats_getter(site)
         data = dict(getter()) if getter else {"fast": 0, "fallback": {}}
+        for member in _MEMBERS.get(site_id, ()):
+            _add_counts(data, member)
         extra = _REASONS.get(site_id)
         if extra:
             merged = dict(data.get("fallback", {}))
@@ -86,8 +96,17 @@ def stats() -> dict[str, dict[str, Any]]:
     return out
 
 
+def _add_counts(data: dict[str, Any], member: Any) -> None:
+    fast, fallback = _counts(member)
+    data["fast"] = int(data.get("fast", 0)) + fast
+    merged = dict(data.get("fallback", {}))
+    for reason, n in fallback.items():
+        merged[reason] = merged.get(reason, 0) + n
+    data["fallback"] = merged
+
+
 def reset_stats() -> None:
-    for site in _SITES.values():
+    for site in [*_SITES.values(), *(m for ms in _MEMBERS.values() for m in ms)]:
         reset = getattr(site, "ppy_reset", None) or getattr(site, "reset_stats", None)
         if callable(reset):
             reset()

@@ -39,9 +39,12 @@ from ppy_core.compiler.frontend.loops_expr import (
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
 from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
-from ppy_core.ir.types import ScalarType, TensorType
+from ppy_core.ir.types import F64, I64, ScalarType, TensorType
 
 log = logging.getLogger(__name__)
+
+#: a Python scalar observed for an unannotated parameter, as its annotation would name it
+_OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
 
 class LoopsBuilder(LoopExpressions):
@@ -66,15 +69,21 @@ class LoopsBuilder(LoopExpressions):
             raise Refused(self.func, "only plain positional parameters compile")
         ranks = self._ranks()
         out = []
+        observed = getattr(self.typer, "observed", {})
         for arg in args.args:
             name = self.typer.qualname(arg.annotation) if arg.annotation is not None else None
+            if arg.annotation is None:  # a specialization: the type its call observed
+                name = _OBSERVED_SCALARS.get(observed.get(arg.arg), name)
             if name == "builtins.int":
                 out.append(Param(arg.arg, "int"))
                 continue
             if name == "builtins.float":
                 out.append(Param(arg.arg, "float"))
                 continue
-            t = self.typer.annotation(arg.annotation)
+            if arg.annotation is None:
+                t = observed.get(arg.arg, self.typer.annotation(None))
+            else:
+                t = self.typer.annotation(arg.annotation)
             if isinstance(t, TensorType) and t.library and self.library in ("", t.library):
                 self.library = t.library
                 if t.element.kind not in _ELEMENT_KIND:

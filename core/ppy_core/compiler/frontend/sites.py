@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from ppy_core.compiler.frontend.classes import module_classes
@@ -103,20 +104,52 @@ class Remark:
 
 
 @dataclass(slots=True)
+class Specializable:
+    """A function with unannotated parameters: it gets a specializing dispatcher, and
+    each signature it is called with is compiled as if annotated with it."""
+
+    function: str
+    node: ast.FunctionDef
+    params: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Compile one function only, its unannotated parameters typed as `observed`
+    (a specialization, `compiler/specialize.py`); its sites' ids end in `suffix`."""
+
+    function: str
+    observed: Mapping[str, Type]
+    suffix: str
+    prefix: str  # of the names its sites and regions are bound to in the module
+    signature: tuple[Any, ...] = ()  # as the runtime described the call (for the manifest)
+
+
+@dataclass(slots=True)
 class Findings:
     expr_sites: list[ExprSite] = field(default_factory=list)
     function_sites: list[FunctionSite] = field(default_factory=list)
     remarks: list[Remark] = field(default_factory=list)
     rejects: list[tuple[ast.AST, RejectSpec]] = field(default_factory=list)
+    specializable: list[Specializable] = field(default_factory=list)
 
 
 class SiteFinder:
     """Walks a module's functions and collects their sites."""
 
-    def __init__(self, oracle: Oracle, module: ModuleContext, default_opt: int) -> None:
+    def __init__(
+        self,
+        oracle: Oracle,
+        module: ModuleContext,
+        default_opt: int,
+        target: Target | None = None,
+        libraries: bool = False,
+    ) -> None:
         self.oracle = oracle
         self.module = module
         self.default_opt = default_opt
+        self.target = target
+        self.libraries = libraries  # the module activates a plugin: specializing may pay
         self.found = Findings()
         self._counter = 0
         self._told: set[int] = set()  # calls already remarked on as calling back
@@ -127,7 +160,7 @@ class SiteFinder:
 
     def next_id(self, function: str) -> str:
         self._counter += 1
-        return f"{function}.{self._counter}"
+        return f"{function}.{self._counter}{self.target.suffix if self.target else ''}"
 
     def run(self, tree: ast.Module) -> Findings:
         self.local_names, self.local_types = module_classes(self.oracle, tree, self.module)
@@ -136,6 +169,10 @@ class SiteFinder:
         module_typer.env = dict(self.globals)
         self.speculator = Speculator.for_module(self.oracle, tree)
         for stmt in tree.body:
+            if self.target is not None:  # one function's specialization: nothing else
+                if isinstance(stmt, ast.FunctionDef) and stmt.name == self.target.function:
+                    self.function(stmt)
+                continue
             if isinstance(stmt, ast.FunctionDef):
                 self.function(stmt)
             elif isinstance(stmt, ast.AsyncFunctionDef | ast.ClassDef):
@@ -219,6 +256,8 @@ class SiteFinder:
 
     def function(self, func: ast.FunctionDef) -> None:
         typer = self.typer()
+        if self.target is not None:
+            typer.observed = self.target.observed
         opts = self.options(func, typer)
         if opts.skip_reason:
             self.remark(func.name, func, opts.skip_reason)
@@ -234,18 +273,42 @@ class SiteFinder:
             return
         if opts.calls:
             return  # its decorator calls it in its own way: the body stays as written
+        self.specializable(func, opts, params)
         if len(func.decorator_list) == len(opts.decorators) and offer_loops(self, func, typer):
             return  # typed loops: the whole function is one site (frontend/loops.py)
         self.locals(func, typer, params)
         self._function = func.name  # for `call`'s remark on a call that calls back
         self.statements(func.name, func.body, typer, opts, func)
 
+    def specializable(self, func: ast.FunctionDef, opts: FunctionOptions, params: dict[str, Any]) -> None:
+        """Mark a function whose types may come from its calls (`runtime/observed.py`):
+        an unannotated parameter, no decorator but ppy's, plain parameters, a module
+        that imports a library, and a body with something that could compile."""
+        if self.target is not None or not self.libraries:
+            return
+        args = func.args
+        if args.vararg or args.kwarg or len(func.decorator_list) != len(opts.decorators):
+            return
+        if all(t is not UNKNOWN for t in params.values()) or not params:
+            return
+        operations = sum(
+            isinstance(n, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Call | ast.For | ast.While)
+            for n in own_nodes(func)
+        )
+        if operations < 2:
+            return
+        self.found.specializable.append(Specializable(func.name, func, tuple(params)))
+
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
         rebound = parameter_counts(func)
         params: dict[str, Any] = {}
         all_args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+        observed = self.target.observed if self.target is not None else {}
         for arg in all_args:
-            t = typer.annotation(arg.annotation)
+            if arg.annotation is None:  # typed by the call (a specialization), else Unknown
+                t = observed.get(arg.arg, UNKNOWN)
+            else:
+                t = typer.annotation(arg.annotation)
             params[arg.arg] = t
             typer.env[arg.arg] = t if rebound[arg.arg] == 0 else UNKNOWN
         for arg in (func.args.vararg, func.args.kwarg):
@@ -528,4 +591,6 @@ __all__ = [
     "Remark",
     "Findings",
     "FunctionOptions",
+    "Specializable",
+    "Target",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import CodeType
 
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
@@ -24,17 +24,25 @@ from ppy_core.runtime.module import FALLBACK_MARK, FRESH
 BIND = "__ppy_bind__"
 
 
-def site_name(index: int) -> str:
-    return f"__ppy_site_{index}"
+PREFIX = "__ppy_"  # a module's own names; a specialization's carry its own prefix
 
 
-def function_name(index: int) -> str:
-    return f"__ppy_fn_{index}"
+def site_name(index: int, prefix: str = PREFIX) -> str:
+    return f"{prefix}site_{index}"
+
+
+def function_name(index: int, prefix: str = PREFIX) -> str:
+    return f"{prefix}fn_{index}"
+
+
+def specializing_name(index: int) -> str:
+    return f"{PREFIX}spec_{index}"
 
 
 class _Replace(ast.NodeTransformer):
-    def __init__(self, sites: dict[int, tuple[int, ExprSite]]) -> None:
+    def __init__(self, sites: dict[int, tuple[int, ExprSite]], prefix: str = PREFIX) -> None:
         self.sites = sites
+        self.prefix = prefix
 
     def visit(self, node: ast.AST) -> ast.AST:
         found = self.sites.get(id(node))
@@ -44,7 +52,8 @@ class _Replace(ast.NodeTransformer):
         if site.store is not None:
             return self.store(index, site)
         args = [self.visit(arg) for arg in site.args]
-        call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
+        name = site_name(index, self.prefix)
+        call = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
         return ast.copy_location(call, node)
 
     def store(self, index: int, site: ExprSite) -> ast.stmt:
@@ -57,7 +66,8 @@ class _Replace(ast.NodeTransformer):
         obj = ast.copy_location(ast.Name(store.obj.id, ast.Load()), store.obj)  # type: ignore[attr-defined]
         key = ast.Constant(None) if store.key is None else self.visit(key_value(store.key))
         args = [obj, key, *(self.visit(arg) for arg in site.args)]
-        call = ast.Call(func=ast.Name(site_name(index), ast.Load()), args=args, keywords=[])
+        name = site_name(index, self.prefix)
+        call = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
         if store.form == NAME:
             bound = ast.Name(store.obj.id, ast.Store())  # type: ignore[attr-defined]
             return ast.copy_location(ast.Assign([bound], ast.copy_location(call, stmt)), stmt)
@@ -181,15 +191,18 @@ def rewrite_module(
     tree: ast.Module,
     expr_sites: list[tuple[int, ExprSite]],
     function_sites: list[tuple[int, FunctionSite]],
+    prefix: str = PREFIX,
+    specializable: Sequence[tuple[int, ast.FunctionDef]] = (),
 ) -> ast.Module:
     """The module tree, rewritten in place: the given sites (numbered as in the
-    manifest) replaced by calls to their dispatchers."""
+    manifest) replaced by calls to their dispatchers, and each specializable function
+    given its specializing dispatcher as innermost decorator (`runtime/observed.py`)."""
     fallbacks = {index: _fallback(site) for index, site in expr_sites}
     replaced = {
         id(site.store.stmt if site.store else site.node): (index, site)
         for index, site in expr_sites
     }
-    module = _Replace(replaced).visit(tree)
+    module = _Replace(replaced, prefix).visit(tree)
     assert isinstance(module, ast.Module)
     for index, fsite in function_sites:
         for stmt in ast.walk(module):
@@ -198,9 +211,12 @@ def rewrite_module(
                 and stmt.lineno == fsite.node.lineno
                 and stmt.name == fsite.node.name
             ):
-                deco = ast.copy_location(ast.Name(function_name(index), ast.Load()), stmt)
+                deco = ast.copy_location(ast.Name(function_name(index, prefix), ast.Load()), stmt)
                 # inside its transparent decorators (`@torch.no_grad()`): they wrap the region
                 stmt.decorator_list.insert(fsite.position, deco)
+    for index, func in specializable:
+        deco = ast.copy_location(ast.Name(specializing_name(index), ast.Load()), func)
+        func.decorator_list.append(deco)
     prelude_at = _prelude_index(module)
     anchor = module.body[prelude_at] if prelude_at < len(module.body) else module
     table = ast.Dict(keys=[ast.Constant(i) for i in fallbacks], values=list(fallbacks.values()))
@@ -214,6 +230,43 @@ def rewrite_module(
         names = [ast.alias("builtins", BUILTINS), ast.alias("operator", OPERATOR)]
         module.body.insert(prelude_at, ast.copy_location(ast.Import(names), anchor))
     return ast.fix_missing_locations(module)
+
+
+def specialization_module(module: ast.Module, function: str, prefix: str) -> ast.Module:
+    """One function of a rewritten module, alone: the module's `__future__` imports,
+    what the rewrite put first (the bind call, the store sites' imports), and the
+    function without its own decorators (ppy's, read at compile time) and with its
+    defaults left to the generic function's (`observed.load_specialization` copies
+    them, so a default is the same object, evaluated once, as in Python)."""
+    body: list[ast.stmt] = []
+    target: ast.FunctionDef | None = None
+    for stmt in module.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            body.append(stmt)
+        elif _inserted(stmt):
+            body.append(stmt)
+        elif isinstance(stmt, ast.FunctionDef) and stmt.name == function and target is None:
+            target = stmt
+    assert target is not None, f"no function {function} in the module"
+    target.decorator_list = [
+        d for d in target.decorator_list if isinstance(d, ast.Name) and d.id.startswith(prefix)
+    ]
+    target.args.defaults = [ast.Constant(None) for _ in target.args.defaults]
+    target.args.kw_defaults = [
+        None if d is None else ast.Constant(None) for d in target.args.kw_defaults
+    ]
+    body.append(target)
+    return ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+
+
+def _inserted(stmt: ast.stmt) -> bool:
+    """Whether `stmt` is one `rewrite_module` put in the prelude."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return isinstance(func, ast.Name) and func.id == BIND
+    if isinstance(stmt, ast.Import):
+        return [a.asname for a in stmt.names] == [BUILTINS, OPERATOR]
+    return False
 
 
 def _prelude_index(module: ast.Module) -> int:
@@ -265,6 +318,9 @@ __all__ = [
     "compile_module_code",
     "site_name",
     "function_name",
+    "specializing_name",
+    "specialization_module",
+    "PREFIX",
     "BIND",
     "FALLBACK_MARK",
 ]

@@ -51,6 +51,8 @@ class Typer:
     # the module's own classes: name -> "module.Class", and the types plugins gave them
     local_names: Mapping[str, str] = field(default_factory=dict)
     local_types: Mapping[str, Type] = field(default_factory=dict)
+    # unannotated parameters typed by a call's signature (a specialization)
+    observed: Mapping[str, Type] = field(default_factory=dict)
 
     def location(self, node: ast.AST) -> Location:
         return Location(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)

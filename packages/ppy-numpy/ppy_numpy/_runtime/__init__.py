@@ -163,6 +163,25 @@ def set_num_threads(n: int) -> None:
     _dispatch.set_num_threads(int(n))
 
 
+def _element_kinds(numpy: Any) -> dict[Any, str]:
+    """Native-order dtypes -> the IR's element kinds (another order or kind is its
+    dtype string, which no IR type has: typed Unknown)."""
+    names = {
+        "float64": "f64",
+        "float32": "f32",
+        "float16": "f16",
+        "int64": "i64",
+        "int32": "i32",
+        "int16": "i16",
+        "int8": "i8",
+        "uint8": "u8",
+        "bool": "i1",
+        "complex128": "c128",
+        "complex64": "c64",
+    }
+    return {numpy.dtype(name): kind for name, kind in names.items()}
+
+
 class NumpyAdapter(RuntimeAdapter):
     """Kernels over NumPy arrays: any kind of the ABI, NumPy's loops by ufunc name."""
 
@@ -171,6 +190,24 @@ class NumpyAdapter(RuntimeAdapter):
     store_elements: ClassVar[frozenset[str]] = frozenset({"f64", "f32", "i64", "i32"})
     #: views are taken in C from exact ndarrays (`_dispatch.c`'s take_leaves)
     takes_views: ClassVar[bool] = True
+
+    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+        """An exact `numpy.ndarray` by dtype, rank, layout and writeability; its
+        subclasses (`np.matrix`, masked arrays) and NumPy's scalars are not described
+        (they stay their class: the generic function answers for them)."""
+        import numpy
+
+        if cls is not numpy.ndarray:
+            return None
+        kinds = _element_kinds(numpy)
+
+        def describe(a: Any) -> tuple[Any, ...]:
+            flags = a.flags
+            layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+            element = kinds.get(a.dtype) or a.dtype.str
+            return ("array", "numpy", "numpy.ndarray", element, a.ndim, layout, flags.writeable)
+
+        return describe
 
     def kernel_site(
         self,

@@ -1,0 +1,109 @@
+"""Compiling one function for one observed signature (`runtime/observed.py`).
+
+The runtime describes a call's arguments; here each description becomes the type an
+annotation would have given (a NumPy float32 array of rank 2 is
+`tensor<?x?xf32, "numpy">`, a Python float `f64`), and the module is compiled again
+with that one function only, its unannotated parameters typed so. The result is a
+cache entry of its own (key: `observed.spec_id` of the module's key, the function
+and the signature) holding the function's code and its sites; another process finds
+it without compiling. `include_recorded` puts a module's recorded specializations
+into a built artifact.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ppy_core.cache.module_key import ModuleKey, module_key
+from ppy_core.compiler.cached import cache_for
+from ppy_core.compiler.frontend.sites import Target
+from ppy_core.ir.types import F64, I1, I64, NONE, SCALAR_KINDS, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.runtime.observed import SPECS, recorded, spec_id
+
+_SCALARS: dict[str, Type] = {"int": I64, "float": F64, "bool": I1, "None": NONE}
+
+
+def observed_type(description: tuple[Any, ...]) -> Type:
+    """The type an annotation would give an argument the runtime described so."""
+    kind = description[0] if description else ""
+    if kind in _SCALARS:
+        return _SCALARS[kind]
+    if kind == "array" and len(description) >= 5:
+        _kind, library, _cls, element, rank = description[:5]
+        if element in SCALAR_KINDS and isinstance(rank, int) and 0 <= rank <= 32:
+            return TensorType(ScalarType(element), (None,) * rank, str(library))
+    return UNKNOWN
+
+
+def parameter_names(key: ModuleKey, function: str) -> tuple[str, ...]:
+    """The function's parameters in declaration order, as the dispatcher binds them."""
+    import ast
+
+    from ppy_core.compiler.frontend.source import read_source
+
+    tree = read_source(key.path, key.source).tree
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == function:
+            args = stmt.args
+            return tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+    return ()
+
+
+def build(source: str, function: str, signature: tuple[Any, ...]) -> Path | None:
+    """The entry folder of `function`'s specialization for `signature`, from the cache
+    or compiled now; None when the module cannot be keyed (then Python answers)."""
+    key = module_key(Path(source).resolve())
+    return build_for(key, function, signature)
+
+
+def build_for(key: ModuleKey, function: str, signature: tuple[Any, ...]) -> Path | None:
+    from ppy_core.compiler.driver import Builder
+
+    names = parameter_names(key, function)
+    if len(names) != len(signature):
+        return None
+    ident = spec_id(key.key, function, signature)
+    cache = cache_for(key)
+    entry = cache.lookup(ident)
+    if entry is not None:
+        return entry.path
+    observed = {n: observed_type(d) for n, d in zip(names, signature, strict=True)}
+    target = Target(
+        function,
+        observed,
+        suffix=f"@{ident[1:9]}",
+        prefix=f"__ppy_{ident[1:11]}_",
+        signature=signature,
+    )
+    builder = Builder(key, target)
+    entry = cache.store(
+        ident, builder.build, source_id=f"{key.path}:{function}", components=key.components
+    )
+    return entry.path
+
+
+def include_recorded(key: ModuleKey, module_dir: Path) -> int:
+    """Compile (or take from the cache) every specialization recorded for the module
+    and copy each into `module_dir/specs/<id>/`, where the artifact's dispatchers look;
+    the number recorded (what `ppy run` compares to know the artifact is current)."""
+    count = 0
+    for function, signatures in recorded(str(key.path)).items():
+        for signature in signatures:
+            count += 1
+            entry = build_for(key, function, signature)
+            if entry is None:
+                continue
+            target = module_dir / SPECS / spec_id(key.key, function, signature)
+            if not target.exists():
+                shutil.copytree(entry, target)
+    return count
+
+
+def specialize_lazily(source: str, function: str, signature: tuple[Any, ...]) -> Path | None:
+    """What a process with a compiler registers with the runtime (`set_specializer`)."""
+    return build(source, function, signature)
+
+
+__all__ = ["build", "build_for", "include_recorded", "observed_type", "specialize_lazily"]

@@ -1,0 +1,428 @@
+"""Observed signatures: unannotated functions specialized on what they are called with.
+
+A function whose parameters carry no annotations gets a specializing dispatcher
+(the compiler marks it, `Binder` wraps it here). Each call's *signature* is what is
+said of each argument: Python's scalars by the core (`int`, `float`, `bool`,
+`complex`, `None`), a library's objects by that library's runtime adapter
+(`RuntimeAdapter.describer`: a NumPy array's exact class, dtype, rank, layout class
+and writeability), anything else by its exact class. A signature seen for the first
+time is resolved once per process, in this order:
+
+1. a built artifact carries it (`specs/<id>/` beside the module): loaded;
+2. the cache holds it (an earlier process compiled it): loaded, no compiler imported;
+3. a compiler is in the process (`ppy FILE`, `ppy.load`, `.ppy` imports register one
+   with `set_specializer`): compiled now, stored in the cache;
+4. otherwise (`ppy run`, a launcher): the generic function answers and the signature is
+   recorded (`record`), so the next build includes it.
+
+The dispatcher's table is the guard: a signature the table maps to a specialization
+runs it, anything else runs the generic function, which is the module's own code
+(speculative sites and all). At most `LIMIT` specializations per function; past that,
+one E1071 warning and the generic function. The runtime never imports the compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+LIMIT = 8
+SPECS = "specs"  # an artifact module's folder of carried specializations
+RECORDS = "observed"  # the cache root's folder of recorded signatures
+_MAX_RECORD_BYTES = 1 << 20
+
+Description = tuple  # ("int",), ("array", library, class, element, rank, layout, writeable) ...
+
+_SCALARS: dict[type, tuple[str, ...]] = {
+    int: ("int",),
+    float: ("float",),
+    bool: ("bool",),
+    complex: ("complex",),
+    type(None): ("None",),
+}
+_DESCRIBERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+class SpecializationWarning(UserWarning):
+    """A function has more signatures than it keeps specializations for."""
+
+
+def describe(value: Any) -> tuple[Any, ...]:
+    """What a signature says of one argument (a hashable, JSON-able tuple)."""
+    cls = type(value)
+    found = _SCALARS.get(cls)
+    if found is not None:
+        return found
+    describer = _DESCRIBERS.get(cls)
+    if describer is None:
+        describer = _DESCRIBERS[cls] = _describer_for(cls)
+    return describer(value)
+
+
+def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """The adapter of the class's library describes its objects; any other object is
+    its exact class (typed Unknown: the generic function answers for it)."""
+    library = (getattr(cls, "__module__", "") or "").partition(".")[0]
+    if library:
+        from ppy_core.runtime import adapter
+
+        try:
+            found = adapter.adapter(library).describer(cls) if adapter.registered(library) else None
+        except LookupError:
+            found = None
+        if found is not None:
+            return found
+    token = ("object", f"{getattr(cls, '__module__', '?')}.{cls.__qualname__}")
+    return lambda _value: token
+
+
+def typed(signature: tuple[tuple[Any, ...], ...]) -> bool:
+    """Whether a signature says anything the compiler can type (not only objects)."""
+    return any(d[0] not in ("object", "complex") for d in signature)
+
+
+def spec_id(module_key: str, qualname: str, signature: tuple[tuple[Any, ...], ...]) -> str:
+    """The cache key (and artifact folder name) of one specialization."""
+    import hashlib
+    import json
+
+    text = json.dumps([module_key, qualname, signature], separators=(",", ":"))
+    return "s" + hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def signature_text(signature: tuple[tuple[Any, ...], ...]) -> str:
+    """A signature as `ppy explain` shows it: `f64[2-D, C], float, None`."""
+    parts = []
+    for d in signature:
+        if d[0] == "array":
+            layout = f", {d[5]}" if d[5] != "C" else ", C"
+            parts.append(f"{d[1]} {d[3]}[{d[4]}-D{layout}{'' if d[6] else ', read-only'}]")
+        elif d[0] == "object":
+            parts.append(str(d[1]))
+        else:
+            parts.append(" ".join(str(x) for x in d))
+    return ", ".join(parts)
+
+
+# -- who compiles --------------------------------------------------------------------
+
+_SPECIALIZER: list[Callable[[str, str, tuple[Any, ...]], Path | None]] = []
+
+
+def set_specializer(build: Callable[[str, str, tuple[Any, ...]], Path | None] | None) -> None:
+    """Where a compiler is in the process, it registers `build(source path, qualname,
+    signature) -> entry folder or None` here (None: no compiler, record instead)."""
+    _SPECIALIZER.clear()
+    if build is not None:
+        _SPECIALIZER.append(build)
+
+
+def specializer() -> Callable[[str, str, tuple[Any, ...]], Path | None] | None:
+    return _SPECIALIZER[0] if _SPECIALIZER else None
+
+
+# -- records of signatures seen without a compiler ----------------------------------
+
+
+def records_path(source: str) -> Path:
+    import hashlib
+
+    from ppy_core.cache.records import project_root
+
+    digest = hashlib.sha256(os.path.realpath(source).encode()).hexdigest()[:24]
+    return project_root(source) / RECORDS / f"{digest}.json"
+
+
+def recorded(source: str) -> dict[str, list[tuple[tuple[Any, ...], ...]]]:
+    """qualname -> the signatures recorded for the module at `source` (bounded read;
+    anything malformed reads as nothing recorded)."""
+    path = records_path(source)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_RECORD_BYTES + 1)
+    except OSError:
+        return {}
+    if len(data) > _MAX_RECORD_BYTES:
+        return {}
+    from ppy_core.runtime import jsontext
+
+    try:
+        raw = jsontext.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    out: dict[str, list[tuple[tuple[Any, ...], ...]]] = {}
+    if not isinstance(raw, dict) or not isinstance(raw.get("functions"), dict):
+        return {}
+    for name, signatures in raw["functions"].items():
+        if isinstance(name, str) and isinstance(signatures, list):
+            good = [_signature(s) for s in signatures[:LIMIT]]
+            out[name] = [s for s in good if s is not None]
+    return out
+
+
+def _signature(raw: Any) -> tuple[tuple[Any, ...], ...] | None:
+    if not isinstance(raw, list) or len(raw) > 64:
+        return None
+    items = []
+    for d in raw:
+        if not isinstance(d, list) or not d or len(d) > 16:
+            return None
+        if not all(isinstance(x, str | int | bool) for x in d):
+            return None
+        items.append(tuple(d))
+    return tuple(items)
+
+
+def record(source: str, qualname: str, signature: tuple[tuple[Any, ...], ...]) -> None:
+    """Add a signature to the module's records (under the records' lock); a record
+    that cannot be written costs nothing but the next build's specialization."""
+    import json
+
+    from ppy_core.cache.lock import build_lock
+    from ppy_core.cache.trust import private_dir
+
+    if signature in recorded(source).get(qualname, ()):
+        return  # the usual case after the first run: no lock, no write
+    path = records_path(source)
+    try:
+        private_dir(path.parent)
+        with build_lock(path.with_suffix(".lock"), wait=10.0):
+            functions = recorded(source)
+            known = functions.setdefault(qualname, [])
+            if signature in known or len(known) >= LIMIT:
+                return
+            known.append(signature)
+            text = json.dumps({"module": source, "functions": functions})
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+            os.replace(tmp, path)
+    except Exception:  # noqa: BLE001 - a record is a hint; the program goes on
+        return
+
+
+# -- the dispatcher ------------------------------------------------------------------
+
+
+class Specializations:
+    """One function's specializations: the table the dispatcher reads, and what
+    `ppy explain` and `ppy.stats()` say of it."""
+
+    __slots__ = (
+        "generic",
+        "qualname",
+        "source",
+        "module_key",
+        "directory",
+        "namespace",
+        "site_ids",
+        "table",
+        "seen",
+        "lock",
+        "warned",
+        "params",
+        "signature_of",
+    )
+
+    def __init__(
+        self,
+        generic: Callable[..., Any],
+        record: dict[str, Any],
+        manifest: dict[str, Any],
+        directory: Path,
+        namespace: dict[str, Any],
+    ) -> None:
+        self.generic = generic
+        self.qualname = str(record["function"])
+        self.source = str(manifest["module"]["path"])
+        self.module_key = str(manifest["key"])
+        self.directory = directory
+        self.namespace = namespace
+        self.params = int(record.get("params", 0))
+        # a specialization's sites count under the generic site at the same place
+        self.site_ids = {
+            (r["line"], r["col"]): r["id"]
+            for r in manifest.get("expr_sites", ())
+            if r.get("function") == self.qualname
+        }
+        self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
+        self.seen: dict[tuple[Any, ...], str] = {}  # signature -> what became of it
+        self.lock = threading.RLock()
+        self.warned = False
+        self.signature_of: Any = None  # inspect.Signature, on the first keyword call
+
+    def bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+        """The arguments by parameter, defaults filled in; None where Python would
+        refuse the call (the generic function then raises Python's own error)."""
+        if self.signature_of is None:
+            import inspect
+
+            self.signature_of = inspect.signature(self.generic)
+        try:
+            bound = self.signature_of.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def resolve(self, signature: tuple[Any, ...]) -> Callable[..., Any]:
+        with self.lock:
+            found = self.table.get(signature)
+            if found is not None:
+                return found
+            found = self._resolve(signature)
+            self.table[signature] = found
+            return found
+
+    def _resolve(self, signature: tuple[Any, ...]) -> Callable[..., Any]:
+        if not typed(signature):
+            self.seen[signature] = "generic: nothing typed"
+            return self.generic
+        tried = sum(1 for why in self.seen.values() if not why.startswith("generic: nothing"))
+        if tried >= LIMIT:
+            self.seen[signature] = "generic: past the limit"
+            if not self.warned:
+                self.warned = True
+                warnings.warn(
+                    f"ppy: {self.qualname} has been called with more than {LIMIT} signatures; "
+                    f"calls of new ones run as Python (the generic function)  [E1071]",
+                    SpecializationWarning,
+                    stacklevel=5,
+                )
+            return self.generic
+        ident = spec_id(self.module_key, self.qualname, signature)
+        # recorded always: `ppy build` carries every signature a program was called with
+        record(self.source, self.qualname, signature)
+        entry = self._find(ident, signature)
+        if entry is None:
+            self.seen[signature] = "generic: recorded for the next build"
+            return self.generic
+        try:
+            function = load_specialization(entry, self)
+        except Exception as exc:  # noqa: BLE001 - a piece that fails to load runs Python
+            self.seen[signature] = f"generic: failed to load ({exc})"
+            warnings.warn(
+                f"ppy: a specialization of {self.qualname} failed to load ({exc}); "
+                "that signature runs as Python  [E3004]",
+                stacklevel=5,
+            )
+            return self.generic
+        if function is None:
+            self.seen[signature] = "generic: nothing more compiles"
+            return self.generic
+        self.seen[signature] = f"specialized ({ident})"
+        return function
+
+    def _find(self, ident: str, signature: tuple[Any, ...]) -> Path | None:
+        from ppy_core.runtime.finder import ARTIFACT_ENV
+
+        carried = self.directory / SPECS / ident
+        if carried.is_dir():
+            return carried
+        if os.environ.get(ARTIFACT_ENV):  # under a built artifact: only what it carries
+            return None
+        build = specializer()
+        if build is None:
+            return None
+        from ppy_core.cache.records import project_root
+        from ppy_core.cache.store import Cache
+
+        entry = Cache(project_root(self.source)).lookup(ident)  # compiled by an earlier run
+        if entry is not None:
+            return entry.path
+        return build(self.source, self.qualname, signature)
+
+
+def load_specialization(entry: Path, state: Specializations) -> Callable[..., Any] | None:
+    """The specialized function an entry holds, its sites bound in the module's
+    namespace (under the generic sites' ids), or None when it compiled nothing."""
+    from ppy_core.runtime.artifact import read_code, read_manifest
+    from ppy_core.runtime.module import Binder
+
+    manifest = read_manifest(entry)
+    spec = manifest.get("specialization")
+    if not isinstance(spec, dict) or not spec.get("gains"):
+        return None
+    code = read_code(entry, manifest)
+    binder = Binder(entry, manifest, state.namespace, prefix=str(spec["prefix"]))
+    binder.site_ids = state.site_ids
+    scratch: dict[str, Any] = {"__ppy_bind__": binder.bind}
+    exec(code, state.namespace, scratch)
+    function = scratch[str(spec["name"])]
+    generic = state.generic
+    function.__defaults__ = generic.__defaults__
+    function.__kwdefaults__ = generic.__kwdefaults__
+    function.__dict__.update(generic.__dict__)
+    return function  # type: ignore[no-any-return]
+
+
+def specializing(
+    generic: Callable[..., Any],
+    record: dict[str, Any],
+    manifest: dict[str, Any],
+    directory: Path,
+    namespace: dict[str, Any],
+) -> Callable[..., Any]:
+    """The function as the program holds it: a plain function (it binds as a method
+    and pickles by reference like the original) dispatching on each call's signature."""
+    state = Specializations(generic, record, manifest, directory, namespace)
+    table, resolve, bound = state.table, state.resolve, state.bound
+    nparams = state.params
+    describe_ = describe
+
+    def dispatcher(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != nparams:
+            values = bound(args, kwargs)
+            if values is None:
+                return generic(*args, **kwargs)
+        else:
+            values = args
+        signature = tuple(map(describe_, values))
+        function = table.get(signature)
+        if function is None:
+            function = resolve(signature)
+        return function(*args, **kwargs)
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(dispatcher, name, getattr(generic, name))
+    dispatcher.__dict__.update(generic.__dict__)
+    dispatcher.__wrapped__ = generic  # type: ignore[attr-defined]
+    dispatcher.__ppy_specializations__ = state  # type: ignore[attr-defined]
+    _DISPATCHER_CODES.add(dispatcher.__code__)
+    return dispatcher
+
+
+#: the dispatcher's code: tracebacks drop its frame (`module.without_dispatch`)
+_DISPATCHER_CODES: set[Any] = set()
+
+
+def explain(function: Any) -> list[str]:
+    """What became of each signature a dispatcher has seen, for `ppy explain`-style
+    reports in a running process (`ppy.specializations(f)`)."""
+    state = getattr(function, "__ppy_specializations__", None)
+    if state is None:
+        return []
+    return [f"{signature_text(s)}: {why}" for s, why in state.seen.items()]
+
+
+__all__ = [
+    "LIMIT",
+    "SpecializationWarning",
+    "describe",
+    "explain",
+    "record",
+    "recorded",
+    "set_specializer",
+    "spec_id",
+    "signature_text",
+    "specializing",
+]
+
