@@ -8,10 +8,14 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
   address inside the object and no packing is needed); an int is its value; a
   float its bits.
 * ``out[0]``: the returned value's bits; ``out[1..3]``: what an error needs
-  (IndexError: index, axis, size; ZeroDivisionError: which message);
-  ``out[4]``: the NumPy scalar events seen (bit = event*4 + op, see FLAG_*).
+  (IndexError: index, axis, size; ZeroDivisionError: which message; the
+  ValueError of np.dot / @: which of the two, both lengths);
+  ``out[4]``: the NumPy events seen (bit = event * FLAG_STRIDE + op, see FLAG_*).
 * the return code: 0 returned, 1 IndexError, 2 ZeroDivisionError, 3 ValueError
-  (math domain error). Stores made before an error stay made, as in Python.
+  (math domain error), 4 ValueError (np.dot / @ of lengths that differ). Stores
+  made before an error stay made, as in Python.
+* np.dot / @ call NumPy's own BLAS `ddot` through the library's global
+  ``ppy_loops_blas_ddot``, which the loader sets (`_loops_blas`).
 
 Floating point is IEEE double with no contraction or reassociation (no fast-math
 flags), so every result has Python's and NumPy's bits. Locals are stack slots that
@@ -28,11 +32,12 @@ import hashlib
 from typing import Any
 
 from ._errors import LlvmBackendError
+from ._loops_blas import DDOT_GLOBAL
 from ._loops_emit import INDEX_ERROR, OK, Emitter
-from ._loops_scalar import FLAG_OPS, MATH_DOMAIN, ZERO_DIVISION
+from ._loops_scalar import FLAG_OPS, FLAG_STRIDE, MATH_DOMAIN, ZERO_DIVISION
 
 #: the calling convention above; a loader refuses units of another version
-LOOPS_ABI = 2
+LOOPS_ABI = 3
 #: ZeroDivisionError messages by out[1]
 ZERO_MESSAGES = (
     "float division by zero",
@@ -122,9 +127,25 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             # the ABI's messages (see the module docstring): the loader raises them
             "zero_messages": list(ZERO_MESSAGES),
             "flag_events": list(FLAG_EVENTS),
-            "flag_ops": ["add", "subtract", "multiply", "divide"],
+            # what each op's warning names ("overflow encountered in scalar add")
+            "flag_ops": [
+                "scalar add",
+                "scalar subtract",
+                "scalar multiply",
+                "scalar divide",
+                "dot",
+                "matmul",
+                "sqrt",
+            ],
+            "flag_stride": FLAG_STRIDE,
+            # NumPy's BLAS routines the function calls: the loader resolves and proves them
+            "blas": {"ddot": DDOT_GLOBAL}
+            if any(op.name == "loops.dot" for op in func.walk())
+            else {},
             "numpy_scalars": any(
-                op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64")
+                (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
+                or op.name == "loops.dot"
+                or op.attributes.get("fn") == "np_sqrt"
                 for op in func.walk()
             ),
         }

@@ -13,6 +13,7 @@ from typing import Any
 from ppy_core.ir.dialects.loops import is_loops
 
 from ._errors import LlvmBackendError
+from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
@@ -21,7 +22,7 @@ from ._loops_spec import restored, speculation
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps):
+class Emitter(ScalarOps, BlasOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:

@@ -14,7 +14,9 @@ from ._errors import LlvmBackendError
 from ._loops_defer import defers, source
 
 ZERO_DIVISION, MATH_DOMAIN = 2, 3  # return codes (see `_loops`)
-FLAG_OPS = ("add", "sub", "mul", "truediv")
+#: the ops whose NumPy warnings are flagged: bit = event * FLAG_STRIDE + op's index
+FLAG_OPS = ("add", "sub", "mul", "truediv", "dot", "matmul", "sqrt")
+FLAG_STRIDE = 8
 
 
 class ScalarOps:
@@ -229,7 +231,7 @@ class ScalarOps:
             fn = ir.Function(self.module, ir.FunctionType(pair, [self.i64, self.i64]), intrinsic)
         both = self.b.call(fn, [a, b])
         with self.b.if_then(self.b.extract_value(both, 1), likely=False):
-            bit = self.i64(1 << (4 + FLAG_OPS.index(name)))
+            bit = self.i64(1 << (FLAG_STRIDE + FLAG_OPS.index(name)))
             self.b.store(self.b.or_(self.b.load(self.flags), bit), self.flags)
         return self.b.extract_value(both, 0)
 
@@ -301,7 +303,9 @@ class ScalarOps:
             divide, overflow = self.i1(0), blown
         bits = self.i64(0)
         for event, cond in enumerate((divide, overflow, invalid)):
-            bits = b_.or_(bits, b_.select(cond, self.i64(1 << (event * 4 + k)), self.i64(0)))
+            bits = b_.or_(
+                bits, b_.select(cond, self.i64(1 << (event * FLAG_STRIDE + k)), self.i64(0))
+            )
         b_.store(b_.or_(b_.load(self.flags), bits), self.flags)
 
     def call_f(self, name: str, args: list[Any]) -> Any:
@@ -327,6 +331,17 @@ class ScalarOps:
                     b_.icmp_signed("<", args[0], self.i64(0)), b_.sub(self.i64(0), args[0]), args[0]
                 ),
             )
+        elif fn == "np_sqrt":  # NaN below 0 (and from a signalling NaN) with NumPy's warning
+            x = args[0]
+            quiet = b_.and_(b_.bitcast(x, self.i64), self.i64(0x0008000000000000))
+            signalling = b_.and_(
+                b_.fcmp_unordered("uno", x, x), b_.icmp_unsigned("==", quiet, self.i64(0))
+            )
+            invalid = b_.or_(b_.fcmp_ordered("<", x, self.f64(0.0)), signalling)
+            with b_.if_then(invalid, likely=False):
+                bit = self.i64(1 << (2 * FLAG_STRIDE + FLAG_OPS.index("sqrt")))
+                b_.store(b_.or_(b_.load(self.flags), bit), self.flags)
+            self.put(op, self.call_f("llvm.sqrt.f64", args))
         elif fn == "copysign":
             self.put(op, self.call_f("llvm.copysign.f64", args))
         elif fn in ("min", "max"):  # Python: the second only if strictly better
@@ -369,4 +384,4 @@ def _bad(what: str) -> Any:
     raise LlvmBackendError("E2040", f"loops lowering: {what}")
 
 
-__all__ = ["FLAG_OPS", "MATH_DOMAIN", "ZERO_DIVISION", "ScalarOps"]
+__all__ = ["FLAG_OPS", "FLAG_STRIDE", "MATH_DOMAIN", "ZERO_DIVISION", "ScalarOps"]

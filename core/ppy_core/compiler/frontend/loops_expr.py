@@ -121,6 +121,8 @@ class LoopExpressions:
                 L.LoadOp, [self.args[array.name], *indices], ir_type(kind), py=kind, axes=axes
             )
             return Typed(op.results[0], kind)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            return self.dot(node, [node.left, node.right], "matmul", assigned)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             return self.binop(node, _BINOPS[type(node.op)], assigned)
         if isinstance(node, ast.UnaryOp):
@@ -169,7 +171,11 @@ class LoopExpressions:
             )
         items = [item for level in levels for item in level]
         if any(isinstance(item, ast.Slice) for item in items):
-            raise Refused(node, f"line {node.lineno}: slices do not compile in loops yet")
+            raise Refused(
+                node,
+                f"line {node.lineno}: `{ast.unparse(node)}`: a slice compiles in typed loops "
+                "only as an operand of np.dot or @",
+            )
         if len(levels) > 1 and not all(_cannot_raise(i) for i in items):
             # Python checks a[i] before it evaluates j: keep that order only where j is plain
             raise Refused(node, f"line {node.lineno}: `{ast.unparse(node)}`: index it as a[i, j]")
@@ -341,6 +347,13 @@ class LoopExpressions:
                 raise Refused(node, f"{where}: wrong argument count")
             out = self.emit(L.CallOp, [a.value for a in args], FLOAT, fn=_MATH[name], py="float")
             return Typed(out.results[0], "float")
+        if name == "numpy.dot" and len(node.args) == 2:
+            return self.dot(node, list(node.args), "dot", assigned)
+        if name == "numpy.sqrt" and len(node.args) == 1:
+            # np.sqrt of a scalar: an np.float64 (NaN and a warning below 0, no error)
+            t = self.cast(self._number(node.args[0], assigned), "float")
+            out = self.emit(L.CallOp, [t.value], FLOAT, fn="np_sqrt", py="f64")
+            return Typed(out.results[0], "f64")
         if name == "float" and len(node.args) == 1:
             return self.cast(self._number(node.args[0], assigned), "float")
         if name == "int" and len(node.args) == 1:
@@ -364,6 +377,66 @@ class LoopExpressions:
             out = self.emit(L.CallOp, [a.value, b.value], ir_type(a.py), fn=name, py=a.py)
             return Typed(out.results[0], a.py, max(a.bound, b.bound))
         raise Refused(node, f"{where} is not a call typed loops compile")
+
+    def dot(self, node: ast.expr, operands: list[ast.expr], kind: str, assigned: set[str]) -> Typed:
+        """`np.dot(u, v)` / `u @ v` of two float64 vector views: one `loops.dot`."""
+        views, arrays, bounds = [], [], []
+        for operand in operands:
+            array, view, values = self._view(operand, assigned)
+            views.append(view)
+            arrays.append(self.args[array.name])
+            bounds.extend(values)
+        out = self.emit(L.DotOp, [*arrays, *bounds], FLOAT, kind=kind, views=tuple(views), py="f64")
+        return Typed(out.results[0], "f64")
+
+    def _view(self, node: ast.expr, assigned: set[str]) -> tuple[Param, str, list[Value]]:
+        """A float64 vector view of an array parameter: the array itself (1-D) or a
+        subscript giving every axis, one of them a slice with no step (`A[i, :j]`,
+        `x[k + 1:]`); its index and bound expressions cannot raise (`i + 1`, names),
+        so evaluating them before NumPy's checks changes nothing."""
+        where = f"line {getattr(node, 'lineno', 0)}: `{ast.unparse(node)}`"
+        base, items = node, [ast.Slice()]
+        if isinstance(node, ast.Subscript):
+            base, levels = subscript_chain(node)
+            if len(levels) != 1:
+                raise Refused(node, f"{where}: index a vector view as a[i, lo:hi]")
+            items = levels[0]
+        if not (isinstance(base, ast.Name) and base.id in self.arrays):
+            raise Refused(node, f"{where}: np.dot / @ compile only of array parameters' views")
+        array = self.arrays[base.id]
+        tensor = array.tensor
+        if tensor.element.kind != "f64":  # type: ignore[union-attr]
+            raise Refused(node, f"{where}: np.dot / @ compile only of float64 arrays")
+        rank = len(tensor.shape)  # type: ignore[union-attr,arg-type]
+        slices = [item for item in items if isinstance(item, ast.Slice)]
+        if len(items) != rank or len(slices) != 1:
+            raise Refused(node, f"{where}: a vector view gives every axis, one of them a slice")
+        view, values = "", []
+        for axis, item in enumerate(items):
+            if isinstance(item, ast.Slice):
+                if item.step is not None:
+                    raise Refused(node, f"{where}: a slice with a step does not compile yet")
+                view += "s"
+                for bound in (item.lower, item.upper):
+                    if bound is not None and not _cannot_raise(bound):
+                        raise Refused(node, f"{where}: a slice bound that may raise")
+                lo = (
+                    self.integer(item.lower, assigned)
+                    if item.lower is not None
+                    else self.const(0, "int")
+                )
+                hi = (
+                    self.integer(item.upper, assigned)
+                    if item.upper is not None
+                    else self._dim(node, base, axis)
+                )
+                values += [lo.value, hi.value]
+            else:
+                if not _cannot_raise(item):
+                    raise Refused(node, f"{where}: an index that may raise")
+                view += "i"
+                values.append(self.integer(item, assigned).value)
+        return array, view, values
 
     def _number(self, node: ast.expr, assigned: set[str]) -> Typed:
         t = self.expr(node, assigned)

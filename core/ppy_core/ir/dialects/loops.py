@@ -44,7 +44,7 @@ BINOPS: Final = (
 )
 COMPARES: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 #: functions whose bits equal Python's everywhere (IEEE correctly rounded, or exact)
-CALLS: Final = ("sqrt", "fabs", "abs", "min", "max", "copysign")
+CALLS: Final = ("sqrt", "fabs", "abs", "min", "max", "copysign", "np_sqrt")
 
 
 class _Scalar(Operation):
@@ -125,7 +125,9 @@ class CastOp(_Scalar):
 
 
 class CallOp(_Scalar):
-    """A `math` or builtin function from CALLS (sqrt raises ValueError below 0)."""
+    """A `math` or builtin function from CALLS (sqrt raises ValueError below 0);
+    "np_sqrt" is `np.sqrt` of a scalar: an np.float64, NaN and NumPy's invalid-value
+    warning below 0."""
 
     name: ClassVar[str] = "loops.call"
     args = operand(ScalarType, variadic=True)
@@ -171,6 +173,36 @@ class LoadOp(_Scalar):
         rank = self.operands[0].type.rank
         if rank is not None and rank != len(self.operands) - 1:
             self.fail(f"{len(self.operands) - 1} indices for an array of rank {rank}")
+
+
+class DotOp(_Scalar):
+    """`np.dot(u, v)` (kind "dot") or `u @ v` (kind "matmul") of two float64 vector
+    views, as NumPy computes them (its BLAS `ddot` where NumPy calls it): an
+    np.float64. Each view is an array operand indexed per axis as `views` says:
+    "i" an index (one operand, bounds-checked as LoadOp), "s" a slice with step 1
+    (two operands, Python's start and stop, None already made 0 / the length);
+    exactly one "s" per view. Lengths that differ raise NumPy's ValueError."""
+
+    name: ClassVar[str] = "loops.dot"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
+    lhs = operand(TensorType)
+    rhs = operand(TensorType)
+    bounds = operand(ScalarType, variadic=True)
+    kind = attribute(str, one_of=("dot", "matmul"))
+    views = attribute(tuple)
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        want = 0
+        for k, view in enumerate(self.attributes["views"]):
+            rank = self.operands[k].type.rank
+            if view.count("s") != 1 or set(view) - {"i", "s"} or len(view) != rank:
+                self.fail(f"view {view!r} of a rank-{rank} array")
+            want += sum(1 if c == "i" else 2 for c in view)
+        if want != len(self.operands) - 2:
+            self.fail(f"{len(self.operands) - 2} bounds for views needing {want}")
 
 
 class StoreOp(Operation):
@@ -250,6 +282,7 @@ LOOPS: Final = Dialect(
         ShortCircuitOp,
         DimOp,
         LoadOp,
+        DotOp,
         StoreOp,
         ForOp,
         WhileOp,

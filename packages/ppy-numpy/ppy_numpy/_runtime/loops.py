@@ -30,7 +30,7 @@ import numpy as np
 
 from ppy_core.runtime.abi import load_library
 
-LOOPS_ABI = 2  # the calling convention of ppy_llvm._loops this loader speaks
+LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
 _ERRSTATE_KEYS = ("divide", "over", "invalid")
@@ -110,6 +110,7 @@ class LoopsSite:
         self.result = str(data["result"])
         self.zero = list(data["zero_messages"])
         self.events, self.ops = list(data["flag_events"]), list(data["flag_ops"])
+        self.stride = int(data["flag_stride"])
         self.numpy_scalars = bool(data["numpy_scalars"])
         self.Args = ctypes.c_int64 * max(1, len(self.kinds))  # one word per parameter
         self.Out = ctypes.c_int64 * 5
@@ -180,6 +181,16 @@ class LoopsSite:
             )
         if code == 2:
             raise ZeroDivisionError(self.zero[out[1]])
+        if code == 4:  # np.dot (out[1] 0) or @ (1) of lengths out[2] and out[3]
+            n1, n2 = out[2], out[3]
+            if out[1] == 0:
+                raise ValueError(
+                    f"shapes ({n1},) and ({n2},) not aligned: {n1} (dim 0) != {n2} (dim 0)"
+                )
+            raise ValueError(
+                "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                f"signature (n?,k),(k,m?)->(n?,m?) (size {n2} is different from {n1})"
+            )
         raise ValueError("math domain error")
 
     def _value(self, bits: int, tag: int) -> Any:
@@ -204,9 +215,9 @@ class LoopsSite:
             if state[_ERRSTATE_KEYS[event]] != "warn":
                 continue
             for op, opname in enumerate(self.ops):
-                if flags >> (event * 4 + op) & 1:
+                if flags >> (event * self.stride + op) & 1:
                     warnings.warn(
-                        f"{name} encountered in scalar {opname}", RuntimeWarning, stacklevel=level
+                        f"{name} encountered in {opname}", RuntimeWarning, stacklevel=level
                     )
 
     def ppy_stats(self) -> dict[str, Any]:
@@ -234,6 +245,8 @@ def load(
     library = load_library(Path(build_dir) / str(record["unit"]["files"][0]) if record else "")
     if library is None:
         return fallback
+    if data.get("blas") and not _blas_ready(library, data, record):
+        return fallback
     fns = []
     for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
         fn = getattr(library, symbol)
@@ -243,6 +256,26 @@ def load(
     site = LoopsSite(fns[0], fns[1], data, fallback)
     site._library = library  # type: ignore[attr-defined]  # keep the CDLL alive
     return _in_c(site, fns) or site
+
+
+def _blas_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
+    """Whether NumPy's own `ddot` is found and proven for this library (`blas`); its
+    address is then in the library's slot. Else a warning, and Python runs."""
+    from ppy_numpy._runtime import blas
+
+    address = blas.numpy_ddot()
+    why = "NumPy's BLAS has no ILP64 cblas_ddot" if address is None else None
+    if address is not None:
+        key = str(record["unit"]["files"][0]) if record else str(data["symbol"])
+        why = blas.proven(library, address, data, key)
+    if why is None:
+        return True
+    warnings.warn(
+        f"ppy: typed loops calling np.dot / @ run as Python: {why}  [E2042]",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False
 
 
 #: Python kinds -> the C caller's one-letter codes (see _loopcall.c)
