@@ -95,6 +95,8 @@ CODES: Final[dict[str, str]] = {
     "E3008": "a backend's build file differs from the hash recorded when it was built",
     "E3009": "`ppy build -o` names a place holding what ppy did not make",
     "E3010": "a cache folder others may write into is made private, or refused",
+    "E3009": "`ppy build -o` names a place holding what ppy did not make",
+    "E3010": "a cache folder others may write into is made private, or refused",
     # E3025-E3029: exported JAX functions at run time (ppy-jax)
     "E3025": "a stored XLA executable was compiled for another jaxlib or CPU: the export runs",
     "E3026": "an exported JAX function's artifact is missing or unreadable: jit runs",

@@ -18,7 +18,7 @@ from ppy_core.cache import builds, records, root, trust
 from ppy_core.cache.lock import BuildLock
 from ppy_core.cache.quick import entry_files
 from ppy_core.cache.store import Cache
-from ppy_core.runtime import dispatch
+from ppy_core.runtime import dispatch, integrity
 from ppy_core.runtime.finder import CompilingLoader, PpyFinder
 from ppy_core.runtime.module import ArtifactWarning, Binder
 
@@ -152,6 +152,7 @@ def _bind(folder: Path, unit: dict[str, object], fallback: object) -> object:
     record = {"index": 0, "id": "f.1", "text": "a + 1", "unit": unit}
     manifest = {"module": {"name": "trust_test"}, "function_sites": [], "expr_sites": [record]}
     namespace: dict[str, object] = {}
+    integrity.mark(folder, set(unit["files"]))  # type: ignore[arg-type]  # checked files
     Binder(folder, manifest, namespace).bind({0: fallback})  # type: ignore[dict-item]
     return namespace["__ppy_site_0"]
 

@@ -7,8 +7,9 @@ is code the runtime will load. So `root.publish_file`/`publish_bytes` record eac
 file's sha256 beside it when it is published (`.NAME.sha256`), and a backend asks
 `verify_build` before reusing one and copies with `verified_copy` into an entry:
 a file whose hash differs (edited, truncated, replaced), that has no record, or that
-another user owns is not used (one E3008 or E3006 warning) and the backend builds it
-again. Verdicts are kept per process, per (path, inode, size, mtime).
+another user owns or others may write is not used (one E3008 or E3006 warning) and
+the backend builds it again. Verdicts are kept per process, per (path, device,
+inode, size, mtime, ctime).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from ppy_core.cache import trust
 
 _CHUNK = 1 << 20
-_VERIFIED: dict[tuple[str, int, int, int], bool] = {}
+_VERIFIED: dict[tuple[str, int, int, int, int, int], bool] = {}
 _WARNED: set[str] = set()
 
 
@@ -48,7 +49,10 @@ def record_build(path: Path, digest: str | None = None) -> None:
     value = digest or digest_file(path)
     record = hash_path(path)
     tmp = record.with_name(f"{record.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    tmp.write_text(value)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, trust.PRIVATE_FILE)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(fd, trust.PRIVATE_FILE)  # whatever the umask
+        handle.write(value)
     os.replace(tmp, record)
 
 
@@ -71,12 +75,15 @@ def verify_build(path: Path) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    stamp = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    stamp = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     known = _VERIFIED.get(stamp)
     if known is not None:
         return known
     if trust.owned_by_other(st):
         trust.refuse(path, "build file")
+        ok = False
+    elif trust.others_may_write(st) or not trust.private(path.parent):
+        _warn(path, "could have been changed by another user")
         ok = False
     else:
         try:
@@ -97,6 +104,7 @@ def verified_copy(source: Path, target: Path) -> None:
     if not verify_build(Path(source)):
         raise OSError(f"{source} failed its check against the hash recorded when built")
     shutil.copyfile(source, target)
+    trust.private_file(target)
 
 
 __all__ = [

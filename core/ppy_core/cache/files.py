@@ -6,9 +6,19 @@ An entry is a directory `entries/<key>/` holding
     last_used       empty; its mtime is the entry's LRU clock
     files/          what the build wrote
 
+    seal            HMAC-SHA256 of manifest.json under the cache's own secret
+
 It is staged under `tmp/` and published by renaming the whole directory, so a
 reader sees either no entry or a complete one. Removal renames into `trash/`
 first for the same reason.
+
+The manifest's hashes protect the files; the seal protects the manifest: it is an
+HMAC of the manifest's bytes (which name the entry's key) under a random secret
+kept in the cache root (`secret`, 0600, made by the first writer). Someone who
+rewrites a kernel and its hash in the manifest, or moves an entry under another
+key, cannot write the matching seal without reading the user's secret: the entry
+is discarded (E3001) and rebuilt. Every file and folder of an entry is the user's
+alone (0600/0700), whatever the umask.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ import os
 from _thread import allocate_lock  # `threading` costs a cached start ~1-2 ms
 from pathlib import Path
 
-from ppy_core.cache.trust import owned_by_other
+from ppy_core.cache.trust import others_may_write, owned_by_other, private_file
 from ppy_core.runtime import jsontext  # `json` costs a cached start ~2 ms: written lazily
 
 TYPE_CHECKING = False  # `typing` costs a cached start ~3 ms: annotations only
@@ -30,6 +40,10 @@ FORMAT = 1
 MANIFEST = "manifest.json"
 LAST_USED = "last_used"
 FILES = "files"
+SEAL = "seal"
+SECRET = "secret"
+#: the most bytes a manifest may have: anything larger is not one ppy wrote
+MAX_MANIFEST_BYTES = 16 << 20
 
 _CHUNK = 1 << 20
 
@@ -114,11 +128,13 @@ def scan_files(files_dir: Path) -> dict[str, dict[str, Any]]:
     listing: dict[str, dict[str, Any]] = {}
     for dirpath, dirnames, filenames in os.walk(files_dir):
         dirnames.sort()
+        os.chmod(dirpath, 0o700)
         for name in sorted(filenames):
             path = Path(dirpath, name)
             if path.is_symlink() or not path.is_file():
                 raise ValueError(f"{path}: only regular files can be cached")
             rel = path.relative_to(files_dir).as_posix()
+            private_file(path)  # the user's alone, whatever the umask made it
             size = path.stat().st_size
             listing[rel] = {"size": size, "sha256": sha256_file(path, sync=True)}
     return listing
@@ -135,30 +151,116 @@ def write_manifest(stage: Path, key: str, meta: Mapping[str, Any]) -> dict[str, 
     import json
 
     text = json.dumps(manifest, sort_keys=True, indent=1)
-    with open(stage / MANIFEST, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    (stage / LAST_USED).touch()
+    raw = text.encode("utf-8")
+    _write_private(stage / MANIFEST, raw)
+    _write_private(stage / SEAL, seal(secret(stage.parent.parent, create=True), raw).encode())
+    _write_private(stage / LAST_USED, b"")
+    os.chmod(stage, 0o700)
     fsync_dir(stage)
     return jsontext.loads(text)  # type: ignore[no-any-return]
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `path` (new) readable by the user only, durably."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # the umask may have taken bits away, never added
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def secret(root: Path, *, create: bool = False) -> bytes:
+    """The cache's random secret (32 bytes in `root/secret`, 0600): made once by the
+    first writer (`create`), read by every lookup. Corrupt when it is missing, not the
+    user's own, readable or writable by others, or not 32 bytes: no entry is trusted."""
+    path = root / SECRET
+    for _attempt in range(3):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            if not create:
+                raise Corrupt("the cache has no secret to check seals with") from None
+            _make_secret(path)
+            continue
+        except OSError as exc:
+            raise Corrupt(f"the cache's secret cannot be read: {exc}") from None
+        try:
+            st = os.fstat(fd)
+            if owned_by_other(st) or (st.st_mode & 0o077 and os.name == "posix"):
+                raise Corrupt("the cache's secret is not the user's alone")
+            data = os.read(fd, 64)
+        finally:
+            os.close(fd)
+        if len(data) != 32:
+            raise Corrupt("the cache's secret is malformed")
+        return data
+    raise Corrupt("the cache's secret cannot be made")
+
+
+def _make_secret(path: Path) -> None:
+    from ppy_core.cache.trust import private_dir
+
+    private_dir(path.parent)
+    tmp = path.with_name(f".{SECRET}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        _write_private(tmp, os.urandom(32))
+        os.link(tmp, path)  # never over another writer's: the first one wins
+    except FileExistsError:
+        pass
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def seal(key: bytes, data: bytes) -> str:
+    """HMAC-SHA256 of `data` under `key` (RFC 2104), in hex: `hmac` imports `hashlib`
+    (OpenSSL, ~3 ms on a cached start); this uses the interpreter's own sha256."""
+    block = key.ljust(64, b"\0")
+    inner = new_sha256()
+    inner.update(bytes(b ^ 0x36 for b in block))
+    inner.update(data)
+    outer = new_sha256()
+    outer.update(bytes(b ^ 0x5C for b in block))
+    outer.update(inner.digest())
+    return outer.hexdigest()  # type: ignore[no-any-return]
+
+
+def _check_seal(entry_dir: Path, raw: bytes) -> None:
+    from _operator import _compare_digest  # hmac.compare_digest without hashlib
+
+    try:
+        with open(entry_dir / SEAL, "rb") as handle:
+            recorded = handle.read(128).decode("ascii", "replace").strip()
+    except OSError:
+        raise Corrupt("manifest.json has no seal") from None
+    if not _compare_digest(recorded, seal(secret(entry_dir.parent.parent), raw)):
+        raise Corrupt("manifest.json does not match its seal")
 
 
 def read_manifest(entry_dir: Path, key: str) -> dict[str, Any]:
     """The entry's manifest, checked for shape; raises Corrupt (Foreign when another
     user wrote it)."""
     try:
-        if owned_by_other(os.lstat(entry_dir / MANIFEST)):
+        st = os.lstat(entry_dir / MANIFEST)
+        if owned_by_other(st):
             raise Foreign(f"../{MANIFEST}")
-        text = (entry_dir / MANIFEST).read_text(encoding="utf-8")
+        if others_may_write(st):
+            raise Corrupt("manifest.json is writable by others")
+        if st.st_size > MAX_MANIFEST_BYTES:
+            raise Corrupt(f"manifest.json is {st.st_size} bytes, more than any ppy writes")
+        with open(entry_dir / MANIFEST, "rb") as handle:
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise Corrupt("manifest.json is missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise Corrupt(f"manifest.json cannot be read: {exc}") from None
+    _check_seal(entry_dir, raw)
     try:
-        manifest = jsontext.loads(text)
-    except ValueError:
-        raise Corrupt("manifest.json is not valid JSON") from None
+        manifest = jsontext.loads(raw, max_bytes=MAX_MANIFEST_BYTES)
+    except ValueError as exc:
+        raise Corrupt(f"manifest.json is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise Corrupt(f"manifest.json is not a format-{FORMAT} manifest")
     if manifest.get("key") != key:
@@ -190,16 +292,22 @@ def check_files(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
             raise Corrupt(f"file {rel} is missing") from None
         if owned_by_other(st):
             raise Foreign(rel)
+        if others_may_write(st):
+            raise Corrupt(f"file {rel} is writable by others")
         if st.st_size != info["size"]:
             raise Corrupt(f"file {rel} is {st.st_size} bytes, the manifest says {info['size']}")
-        stamp.append((rel, st.st_ino, st.st_size, st.st_mtime_ns, info["sha256"]))
+        stamp.append(
+            (rel, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, info["sha256"])
+        )
     key = tuple(stamp)
-    if key in VERIFIED:
-        return
-    for rel, info in manifest["files"].items():
-        if sha256_file(files_dir / rel) != info["sha256"]:
-            raise Corrupt(f"file {rel} does not match its sha256")
-    VERIFIED.add(key)
+    if key not in VERIFIED:
+        for rel, info in manifest["files"].items():
+            if sha256_file(files_dir / rel) != info["sha256"]:
+                raise Corrupt(f"file {rel} does not match its sha256")
+        VERIFIED.add(key)
+    from ppy_core.runtime import integrity
+
+    integrity.mark(files_dir, manifest["files"])  # what the loaders may load from it
 
 
 def remember_verified(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
@@ -243,7 +351,7 @@ def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
-        tmp.write_text(json.dumps(data, sort_keys=True, indent=1), encoding="utf-8")
+        _write_private(tmp, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -56,10 +56,11 @@ def quick_key(path: Path | str) -> tuple[str, str] | None:
 
 def entry_files(root: str, key: str) -> Path | None:
     """The files folder of cache entry `key` under `root` ("" for the default root)
-    when it passes the cache's checks (the user's own, manifest, sizes, hashes: the
-    checks of `Cache.lookup`, shared); None otherwise, and then `Cache.lookup` (on
-    the compile path) discards a corrupt entry with its warning, or refuses another
-    user's. Spares a cached start the store's imports (locks, logging, tempfile)."""
+    when it passes the cache's checks (the user's own, its folders private, manifest,
+    seal, sizes, hashes: the checks of `Cache.lookup`, shared); None otherwise, and
+    then `Cache.lookup` (on the compile path) discards a corrupt entry with its
+    warning, or refuses another user's. Spares a cached start the store's imports
+    (locks, logging, tempfile)."""
     import contextlib
     from pathlib import Path
 
@@ -69,8 +70,11 @@ def entry_files(root: str, key: str) -> Path | None:
 
     if not key.isalnum():
         return None
-    entry_dir = (Path(root) if root else default_root()) / "entries" / key
-    if not trust.trusted(entry_dir, "cache entry"):
+    base = Path(root) if root else default_root()
+    entry_dir = base / "entries" / key
+    if not trust.trusted(entry_dir, "cache entry") or not trust.private_chain(
+        base, entry_dir / FILES
+    ):
         return None
     try:
         check_files(entry_dir, read_manifest(entry_dir, key))

@@ -37,6 +37,10 @@ FOLDER = "records"
 #: a file changed less than this before its record was written may change again with
 #: the same mtime (coarse file-system clocks; 2 s on FAT): such a record is not trusted
 RACY_NS = 3_000_000_000
+#: the largest record read (one holds a few hundred paths: kilobytes); anything
+#: larger, or nested deeper than MAX_DEPTH, is not one ppy wrote: recomputed
+MAX_BYTES = 8 << 20
+MAX_DEPTH = 32
 
 
 def identity(paths: Iterable[str]) -> dict[str, list[int] | None]:
@@ -70,18 +74,24 @@ def digest(text: str) -> str:
 def read(name: str, root: Path | None = None) -> Any | None:
     """The value of record `name` while the files it was derived from are unchanged;
     None when it is missing, unreadable, stale or owned by another user (E3006)."""
-    path = record_path(name, root)
+    base = root if root is not None else cache_root()
+    path = record_path(name, base)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
-        if trust.owned_by_other(os.fstat(fd)):
+        st = os.fstat(fd)
+        if trust.owned_by_other(st):
             trust.refuse(path, "cache record")
             return None
+        if st.st_size > MAX_BYTES or trust.others_may_write(st):
+            return None
+        if not trust.private_chain(base, path.parent):
+            return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = marshal.loads(handle.read())
-    except (OSError, ValueError, EOFError, TypeError):
+            data = marshal.loads(handle.read(MAX_BYTES + 1))
+    except (OSError, ValueError, EOFError, TypeError, RecursionError, MemoryError):
         return None
     finally:
         os.close(fd)
@@ -90,9 +100,45 @@ def read(name: str, root: Path | None = None) -> Any | None:
     if data.get("racy", True):
         return None  # written right after a change: recompute (and record it again)
     files = data.get("files")
-    if not isinstance(files, dict) or identity(files) != files:
+    if not isinstance(files, dict) or not _identities(files) or identity(files) != files:
         return None
-    return data.get("value")
+    value = data.get("value")
+    return value if plain(value) else None
+
+
+def _identities(files: dict[Any, Any]) -> bool:
+    """Whether `files` maps paths to (size, mtime, inode) or None, as `identity` does."""
+    for path, seen in files.items():
+        if not isinstance(path, str):
+            return False
+        if seen is not None and not (
+            type(seen) is list and len(seen) == 3 and all(type(v) is int for v in seen)
+        ):
+            return False
+    return True
+
+
+def plain(value: Any) -> bool:
+    """Whether `value` is plain data (what `_plain` writes) nested at most MAX_DEPTH
+    deep: iterative, so a hostile record costs its size, not a recursion or a hang
+    (marshal's references can make a list that holds itself: it is refused here)."""
+    todo, seen = [(value, 0)], set()
+    while todo:
+        item, level = todo.pop()
+        if item is None or type(item) in (bool, int, float, str):
+            continue
+        if level >= MAX_DEPTH or id(item) in seen:
+            return False
+        seen.add(id(item))
+        if type(item) is list:
+            todo.extend((child, level + 1) for child in item)
+        elif type(item) is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            todo.extend((child, level + 1) for child in item.values())
+        else:
+            return False
+    return True
 
 
 def write(name: str, files: Iterable[str], value: Any, root: Path | None = None) -> None:
@@ -109,7 +155,9 @@ def write(name: str, files: Iterable[str], value: Any, root: Path | None = None)
         trust.private_dir(path.parent)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
         try:
-            with open(tmp, "wb") as handle:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, trust.PRIVATE_FILE)
+            with os.fdopen(fd, "wb") as handle:
+                os.fchmod(fd, trust.PRIVATE_FILE)  # whatever the umask
                 handle.write(raw)
             os.replace(tmp, path)
         finally:
@@ -205,6 +253,7 @@ __all__ = [
     "identity",
     "nearest_pyproject",
     "package_files",
+    "plain",
     "project_root",
     "read",
     "record_path",

@@ -77,7 +77,10 @@ def publish_bytes(path: Path, data: bytes) -> None:
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        tmp.write_bytes(data)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(fd, 0o600)  # the user's alone, whatever the umask
+            handle.write(data)
         _record(tmp, path)
         os.replace(tmp, path)
     finally:
@@ -87,9 +90,10 @@ def publish_bytes(path: Path, data: bytes) -> None:
 
 def publish_file(built: Path, path: Path) -> None:
     """Move the finished file `built` to `path` atomically (same file system)."""
-    from ppy_core.cache.trust import private_dir
+    from ppy_core.cache.trust import private_dir, private_file
 
     private_dir(path.parent)
+    private_file(built)  # the user's alone, whatever the umask made it
     _record(built, path)
     os.replace(built, path)
 

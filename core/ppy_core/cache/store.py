@@ -158,6 +158,8 @@ class Cache:
         if trust.owned_by_other(st):  # nothing another user wrote runs: a miss
             trust.refuse(entry_dir, "cache entry")
             return None
+        if not trust.private_chain(self.root, entry_dir / FILES):
+            return None  # a folder on the way is another user's (E3006): a miss
         try:
             manifest = read_manifest(entry_dir, key)
             check_files(entry_dir, manifest)

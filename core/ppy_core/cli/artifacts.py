@@ -12,6 +12,7 @@ artifact is found without loading the compiler, a plugin, a backend or a library
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from ppy_core.cache import trust
@@ -36,13 +37,16 @@ def runs_dir(path: Path, cache_dir: str) -> Path:
 
 
 def _manifest(root: Path) -> dict[str, Any] | None:
+    """The artifact's top manifest when it is the user's own and of the right shape."""
+    from ppy_core.runtime.artifact import check_top
+
     if not trust.trusted(root, "`ppy run` artifact"):
         return None
     try:
-        manifest = jsontext.read(root / "manifest.json")
+        manifest = jsontext.read(root / "manifest.json", max_bytes=64 << 20)
     except (OSError, ValueError):
         return None
-    return manifest if isinstance(manifest, dict) else None
+    return manifest if not check_top(manifest) else None
 
 
 def fresh_quick(path: Path) -> tuple[Path, bool] | None:
@@ -59,9 +63,18 @@ def fresh_quick(path: Path) -> tuple[Path, bool] | None:
         key = quick_key(Path(module["source"]))
         if key is None:
             return None
-        if key[0] != module.get("key"):
+        if key[0] != module.get("key") or _observed_since(module):
             return root, False
     return root, True
+
+
+def _observed_since(module: dict[str, Any]) -> bool:
+    """Whether the module's functions were called with signatures the artifact does
+    not carry (recorded since it was built: `runtime.observed`)."""
+    from ppy_core.runtime.observed import recorded
+
+    count = sum(len(s) for s in recorded(str(module["source"])).values())
+    return count != module.get("observed", 0)
 
 
 def fresh_slow(path: Path) -> tuple[Path, bool]:
@@ -81,7 +94,7 @@ def fresh_slow(path: Path) -> tuple[Path, bool]:
             return root, False
         found = key if source == path else module_key(source)
         remember(found)
-        if found.key != module.get("key"):
+        if found.key != module.get("key") or _observed_since(module):
             return root, False
     return root, True
 
@@ -100,31 +113,59 @@ def made(path: Path, root: Path) -> None:
             remember(module_key(Path(module["source"])))
 
 
-def intact(root: Path) -> str:
-    """Why the artifact in `root` may not run ('' when it may): owned by another
-    user, its manifest unreadable, a file missing, resized or changed since built."""
-    manifest = _manifest(root)
-    if manifest is None:
-        return "its manifest is unreadable or not the user's own"
-    files = manifest.get("files")
-    if not isinstance(files, dict) or not files:
-        return "its manifest records no file hashes (built by an older ppy)"
-    from ppy_core.cache.files import sha256_file
+def usable(root: Path) -> dict[str, Any] | None:
+    """The artifact's checked top manifest when it is the user's own and every file
+    matches the size and sha256 recorded when it was built (its module folders are
+    marked for the loaders); None when it must be built again."""
+    from ppy_core.diagnostics import Error
+    from ppy_core.runtime.launch import inspect
 
-    for rel, info in files.items():
-        target = root / rel
-        if ".." in Path(rel).parts or Path(rel).is_absolute():
-            return f"its manifest names a file outside it: {rel!r}"
-        try:
-            st = os.lstat(target)
-        except OSError:
-            return f"file {rel} is missing"
-        if trust.owned_by_other(st):
-            trust.refuse(target, "artifact file")
-            return f"file {rel} is owned by another user"
-        if st.st_size != info.get("size") or sha256_file(target) != info.get("sha256"):
-            return f"file {rel} does not match the hash recorded when it was built"
-    return ""
+    if not trust.private_chain(root.parent.parent, root.parent):
+        return None
+    try:
+        manifest, bad = inspect(root)
+    except Error:
+        return None
+    return None if bad else manifest
 
 
-__all__ = ["fresh_quick", "fresh_slow", "intact", "made", "runs_dir"]
+def rebuild(path: Path, root: Path, fresh: bool, verbose: bool) -> int:
+    """Build `path`'s artifact into `root` in a child process under the artifact's
+    build lock (`cache.lock`): of many `ppy run` at once one builds, the others wait
+    and find it built. `fresh`: it was fresh but failed its check (one E3001 warning:
+    it is rebuilt). The child's exit status (0: built, or built meanwhile)."""
+    import subprocess
+
+    from ppy_core.cache.lock import build_lock
+    from ppy_core.cli import progress
+    from ppy_core.cli.output import ours
+
+    with build_lock(root.parent.parent / "locks" / f"run-{root.name}.lock"):
+        again, now_fresh = fresh_slow(path)
+        if now_fresh and usable(again) is not None:
+            return 0  # another `ppy run` built it while we waited
+        if fresh and os.path.isdir(root):
+            import warnings
+
+            warnings.warn(
+                f"ppy: {root}: the `ppy run` artifact failed its check against the hashes "
+                "recorded when it was built; it is built again  [E3001]",
+                UserWarning,
+                stacklevel=2,
+            )
+        if os.path.lexists(root) and not ours(root):  # an older ppy's, in our own cache
+            from ppy_core.cache.files import remove_tree
+
+            remove_tree(root, root.parent.parent / "trash")
+        # the child says what it builds, to stderr, on a terminal or with -v (only)
+        cmd = [sys.executable, "-m", "ppy_core.cli", "build", str(path), "-o", str(root)]
+        if verbose or progress.VERBOSE:
+            cmd.append("-v")
+        done = subprocess.run(cmd, check=False)
+        if done.returncode != 0:
+            return done.returncode
+        made(path, root)
+    return 0
+
+
+__all__ = ["fresh_quick", "fresh_slow", "made", "rebuild", "runs_dir", "usable"]

@@ -5,6 +5,10 @@
 context `json.JSONDecoder` would give it, and accepts exactly what `json.loads`
 accepts (a test holds them together); without `_json`, it is `json.loads`. Errors
 are ValueError (json's own JSONDecodeError where the scanner raises one).
+
+Bounded, since what it reads (cache and artifact manifests) may have been edited by
+anyone: a text over `max_bytes`, or a value nested deeper than `MAX_DEPTH`, is a
+ValueError too, never a RecursionError, a MemoryError or a hang.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 _WHITESPACE = " \t\n\r"
+#: the deepest nesting of arrays and objects accepted (ppy's manifests nest < 12)
+MAX_DEPTH = 64
+#: the largest text accepted by default (ppy's manifests are kilobytes)
+MAX_BYTES = 64 << 20
 _CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
 _scan: Callable[[str, int], tuple[Any, int]] | None = None
 
@@ -48,10 +56,16 @@ def _scanner() -> Callable[[str, int], tuple[Any, int]]:
     return _scan
 
 
-def loads(text: str | bytes) -> Any:
-    """`json.loads(text)`: the value, or ValueError when `text` is not one JSON value."""
+def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES) -> Any:
+    """`json.loads(text)`: the value, or ValueError when `text` is not one JSON value,
+    is longer than `max_bytes` or nests deeper than MAX_DEPTH."""
+    if len(text) > max_bytes:
+        raise ValueError(f"{len(text)} bytes, more than the {max_bytes} accepted")
     if isinstance(text, bytes | bytearray):
-        text = text.decode("utf-8")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8: {exc}") from None
     if text.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
     start = len(text) - len(text.lstrip(_WHITESPACE))
@@ -59,15 +73,35 @@ def loads(text: str | bytes) -> Any:
         value, end = _scanner()(text, start)
     except StopIteration as stop:
         raise ValueError(f"Expecting value: char {stop.value}") from None
+    except (RecursionError, MemoryError):  # the C scanner recurses per level
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
+    if (text.count("[") > MAX_DEPTH or text.count("{") > MAX_DEPTH) and _depth(value) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     return value
 
 
-def read(path: str | os.PathLike[str]) -> Any:
-    """The JSON value in the file at `path` (OSError, ValueError)."""
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in `value` (iterative: no recursion limit)."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            level += 1
+            if level > MAX_DEPTH:
+                return level
+            deepest = max(deepest, level)
+            todo.extend((child, level) for child in item)
+    return deepest
+
+
+def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON value in the file at `path` (OSError, ValueError), bounded as `loads`."""
     with open(path, "rb") as handle:
-        return loads(handle.read())
+        return loads(handle.read(max_bytes + 1), max_bytes=max_bytes)
 
 
 __all__ = ["loads", "read"]

@@ -6,15 +6,30 @@ import os
 import sys
 from pathlib import Path
 
-from ppy_core.runtime import jsontext
-from ppy_core.runtime.finder import ARTIFACT_ENV, install
+from ppy_core.runtime.finder import ARTIFACT_ENV, install, use_manifest
 from ppy_core.runtime.module import run_as_main, user_traceback
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-def launch(root: Path, argv: list[str]) -> int:
-    """Run the artifact in `root` as `python FILE ARGS` would run its program."""
-    manifest = jsontext.read(root / "manifest.json")
+
+def launch(root: Path, argv: list[str], manifest: dict[str, Any] | None = None) -> int:
+    """Run the artifact in `root` as `python FILE ARGS` would run its program. Every
+    file is checked against the size and sha256 its manifest records before any of it
+    is read, executed or loaded: a file that fails is one coded warning and its piece
+    runs as Python. An unusable manifest is a coded error (exit 1), never a traceback.
+    `manifest`: the top manifest, when the caller has just `checked` it."""
+    from ppy_core.diagnostics import Error
+
+    if manifest is None:
+        try:
+            manifest = checked(root)
+        except Error as exc:
+            sys.stderr.write(exc.diagnostic.render() + "\n")
+            return 1
     os.environ[ARTIFACT_ENV] = str(root)
+    use_manifest(root, manifest)
     install()
     main = manifest["modules"][manifest["main"]]
     from ppy_core.cache.records import project_root
@@ -26,13 +41,61 @@ def launch(root: Path, argv: list[str]) -> int:
             argv,
             {m["source"] for m in manifest["modules"].values()},
             check=True,
+            source=main["source"],
         )
 
 
-def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool) -> int:
+def checked(root: Path) -> dict[str, Any]:
+    """The artifact's top manifest (CacheError E3005 when unusable or not the user's),
+    after checking every file it records (`integrity`): each module folder is marked
+    with its files that passed; one E3004 warning names those that did not."""
+    manifest, bad = inspect(root)
+    from ppy_core.runtime import integrity
+
+    if [integrity.report(root / rel) for rel in bad].count(True):
+        import warnings
+
+        from ppy_core.runtime.module import ArtifactWarning
+
+        rel, why = next(iter(sorted(bad.items())))
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        warnings.warn(
+            f"ppy: {root}: file {rel}{more} fails its check ({why}); it is not used, its "
+            "piece runs as Python  [E3004]\n  hint: rebuild the artifact with `ppy build`",
+            ArtifactWarning,
+            stacklevel=2,
+        )
+    return manifest
+
+
+def inspect(root: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """(top manifest, {file: why it fails}) of the artifact in `root`, each module
+    folder marked with its files that pass (`integrity`); CacheError E3005 when the
+    manifest is unusable or the folder is not the user's own. No warning."""
+    from ppy_core.cache import trust
+    from ppy_core.runtime import integrity
+    from ppy_core.runtime.artifact import read_top
+
+    if not trust.trusted(root, "artifact"):
+        from ppy_core.diagnostics import CacheError
+
+        raise CacheError(
+            f"{root}: the artifact is missing or owned by another user; nothing from it runs",
+            code="E3005",
+            hint="build your own copy with `ppy build`",
+        )
+    manifest = read_top(root)
+    good, bad = integrity.check_tree(root, manifest["files"])
+    integrity.mark_modules(root, [m["dir"] for m in manifest["modules"].values()], good)
+    return manifest, bad
+
+
+def run_main(
+    directory: Path, argv: list[str], sources: set[str], *, check: bool, source: str = ""
+) -> int:
     """Exit status as Python's: 0, SystemExit's code, or 1 after printing the traceback."""
     try:
-        run_as_main(directory, argv, check=check)
+        run_as_main(directory, argv, check=check, source=source)
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -51,4 +114,4 @@ def run_main(directory: Path, argv: list[str], sources: set[str], *, check: bool
     return 0
 
 
-__all__ = ["launch", "run_main"]
+__all__ = ["checked", "inspect", "launch", "run_main"]

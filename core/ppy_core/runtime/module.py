@@ -8,7 +8,7 @@ import types
 import warnings
 from pathlib import Path
 
-from ppy_core.runtime import dispatch
+from ppy_core.runtime import dispatch, integrity
 from ppy_core.runtime.artifact import read_code, read_manifest
 
 TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
@@ -33,6 +33,7 @@ class Binder:
     ) -> None:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
         self.refuse = refuse
+        self.verified = integrity.verified(directory)  # the files that passed their check
         self.module = manifest["module"]["name"]
         namespace[FRESH] = dispatch.fresh
         for record in manifest["function_sites"]:
@@ -58,6 +59,14 @@ class Binder:
             return dispatch.PythonSite(fallback, "not compiled")
         if self.refuse:
             return dispatch.PythonSite(fallback, self.refuse)
+        unchecked = [f for f in unit["files"] if f not in self.verified]
+        if unchecked:  # edited, truncated, replaced or never checked: never opened
+            if integrity.report(self.directory / unchecked[0]):
+                self._warn(
+                    f"site {site_id} ({record.get('text', '')}) runs as Python: its file "
+                    f"{unchecked[0]} failed its check against the manifest's sha256  [E3004]"
+                )
+            return dispatch.PythonSite(fallback, "failed its check")
         from ppy_core.runtime.registered import Unregistered
 
         try:
@@ -147,10 +156,26 @@ def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
     return ""
 
 
-def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = False) -> None:
-    """Run the artifact module in `directory` inside `module`'s namespace."""
-    manifest = read_manifest(directory)
-    code = read_code(directory, manifest)
+def exec_artifact(
+    directory: Path, module: types.ModuleType, *, check: bool = False, source: str = ""
+) -> None:
+    """Run the artifact module in `directory` inside `module`'s namespace; `source`:
+    the module's own file (else its spec's origin). A folder whose manifest or code
+    failed its check, or is malformed, runs that module as Python: one coded warning."""
+    from ppy_core.diagnostics import Error
+
+    good = integrity.verified(directory)
+    where = directory / "manifest.json"
+    try:
+        for name in ("manifest.json", "module.code"):
+            if name not in good:
+                where = directory / name
+                raise _unchecked(where)
+        manifest = read_manifest(directory)
+        code = read_code(directory, manifest)
+    except Error as exc:
+        _exec_python(directory, module, source, exc, integrity.report(where))
+        return
     refuse = ""
     if check:
         mismatch = fingerprint_mismatch(manifest)
@@ -177,17 +202,54 @@ def exec_artifact(directory: Path, module: types.ModuleType, *, check: bool = Fa
     exec(code, namespace)
 
 
-def run_as_main(directory: Path, argv: list[str], *, check: bool = False) -> None:
-    """Run the artifact as `__main__`, as `python FILE ARGS` would run its source."""
-    manifest = read_manifest(directory)
-    source = manifest["module"]["path"]
+def _unchecked(path: Path) -> Exception:
+    from ppy_core.diagnostics import CacheError
+
+    return CacheError(
+        f"{path}: missing, or fails its check against the recorded sha256",
+        code="E3004",
+        hint="rebuild it (`ppy build`; the cache rebuilds its own)",
+    )
+
+
+def _exec_python(
+    directory: Path, module: types.ModuleType, source: str, why: Exception, warn: bool
+) -> None:
+    """Run the module from its source as Python would: the artifact's checked copy
+    (`source.py`), else the module's own file; `why` (coded) when there is neither.
+    `warn`: say so (once: the launcher may have named the file already)."""
+    origin = source or getattr(getattr(module, "__spec__", None), "origin", None) or ""
+    if "source.py" in integrity.verified(directory):
+        raw = (directory / "source.py").read_bytes()
+    elif origin and Path(origin).is_file():
+        raw = Path(origin).read_bytes()
+    else:
+        raise why
+    if warn:
+        warnings.warn(f"ppy: {why}; the module runs as Python", ArtifactWarning, stacklevel=3)
+    namespace = module.__dict__
+    namespace.setdefault("__builtins__", builtins)
+    namespace["__file__"] = origin or str(directory / "source.py")
+    exec(compile(raw, namespace["__file__"], "exec", dont_inherit=True), namespace)
+
+
+def run_as_main(directory: Path, argv: list[str], *, check: bool = False, source: str = "") -> None:
+    """Run the artifact as `__main__`, as `python FILE ARGS` would run its source
+    (`source`: its path, where the caller knows it; else its manifest's)."""
+    if not source:
+        from ppy_core.diagnostics import Error
+
+        try:
+            source = read_manifest(directory)["module"]["path"]
+        except Error:
+            source = str(directory / "source.py")
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     sys.argv = [source, *argv]
     sys.path.insert(0, str(Path(source).parent))
     dispatch.install_stats_printer()
-    exec_artifact(directory, main, check=check)
+    exec_artifact(directory, main, check=check, source=source)
 
 
 def user_traceback(exc: BaseException, source_files: set[str]) -> types.TracebackType | None:
