@@ -58,20 +58,19 @@ def numpy_ddot() -> int | None:
     return None
 
 
-def install(library: Any, address: int, global_name: str) -> None:
-    """Point the library's routine slot at `address`."""
-    ctypes.c_void_p.in_dll(library, global_name).value = address
-
-
 def proven(library: Any, address: int, data: Any, key: str) -> str | None:
     """None when the library's dot code, calling `address`, gives NumPy's bits and
     warnings on every probe; else what differed. Cached per (key, address); `data`:
     the unit's record (its routine slot, and where its flags put each op's events)."""
-    install(library, address, str(data["blas"]["ddot"]))
+    slot = ctypes.c_void_p.in_dll(library, str(data["blas"]["ddot"]))
+    before = slot.value
+    slot.value = address
     if (key, address) not in _verdicts:
         ops = [str(op) for op in data["flag_ops"]]
         bits = {kind: (ops.index(kind), int(data["flag_stride"])) for kind in KINDS}
         _verdicts[key, address] = _prove(library, bits)
+    if _verdicts[key, address] is not None:
+        slot.value = before  # functions already loaded keep the routine they were proven with
     return _verdicts[key, address]
 
 
@@ -159,4 +158,4 @@ def _prove(library: Any, bits: dict[str, tuple[int, int]]) -> str | None:
     return None
 
 
-__all__ = ["DDOT_NAMES", "install", "numpy_ddot", "proven"]
+__all__ = ["DDOT_NAMES", "numpy_ddot", "proven"]

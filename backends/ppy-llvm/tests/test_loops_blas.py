@@ -1,0 +1,284 @@
+"""Typed loops with `np.dot` / `@` of vector views and `np.sqrt`: NPBench's loop
+kernels (annotated copies) and random loop bodies, bit for bit against Python, the
+fast path asserted; the per-build proof of NumPy's `ddot` refusing a wrong routine."""
+
+from __future__ import annotations
+
+import ctypes
+import random
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from loops_harness import FLOATS, load_both, outcome
+
+# NPBench's kernels as written (npbench/benchmarks/polybench/*/*_numpy.py), with
+# their parameters annotated by hand
+KERNELS = """
+import numpy as np
+
+
+def cholesky(A: np.ndarray):
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+
+def lu(A: np.ndarray):
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def trisolv(L: np.ndarray, x: np.ndarray, b: np.ndarray):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+
+
+def backward(A: np.ndarray, x: np.ndarray, y: np.ndarray):
+    # ludcmp's back substitution: a negative-step range, views to the end
+    for i in range(A.shape[0] - 1, -1, -1):
+        x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+
+
+def with_step(A: np.ndarray, x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += np.dot(A[i, ::2], x)
+    return s
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    return load_both(tmp_path_factory.mktemp("npbench_loops"), "npbench_loops", KERNELS)
+
+
+def _spd(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    m = rng.random((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+def _same(mod: types.ModuleType, plain: types.ModuleType, name: str, *args: object) -> None:
+    fn = getattr(mod, name)
+    before = fn.ppy_stats()["fast"]
+    assert outcome(fn, *args) == outcome(getattr(plain, name), *args)
+    assert fn.ppy_stats()["fast"] == before + 1  # the compiled function ran
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 60])
+def test_npbench_kernels_bit_identical(kernels, n: int) -> None:
+    mod, plain = kernels
+    A = _spd(n, n)
+    rng = np.random.default_rng(n + 100)
+    _same(mod, plain, "cholesky", A)  # n = 0: the IndexError of A[0, 0]
+    _same(mod, plain, "lu", A)
+    L = np.tril(A)
+    _same(mod, plain, "trisolv", L, rng.random(n), rng.random(n))
+    _same(mod, plain, "backward", np.triu(A), rng.random(n), rng.random(n))
+    _same(mod, plain, "lu", np.asfortranarray(A))  # column-major: the any-strides copy
+    _same(mod, plain, "trisolv", L.T.copy().T, rng.random(2 * n)[::2], rng.random(n))
+
+
+def test_npbench_kernels_special_values(kernels) -> None:
+    """Negative pivots (np.sqrt's NaN and warning), NaN, inf, -0.0 and subnormals."""
+    mod, plain = kernels
+    A = _spd(6, 1)
+    A[2, 2] = -50.0
+    _same(mod, plain, "cholesky", A)
+    B = _spd(6, 2)
+    B[1, 0], B[3, 1], B[4, 4], B[5, 2] = np.nan, np.inf, -0.0, 5e-324
+    _same(mod, plain, "cholesky", B)
+    _same(mod, plain, "lu", B)
+    big = np.full((4, 4), 1e200)  # products overflow inside ddot: NumPy's warning
+    _same(mod, plain, "lu", big)
+    _same(mod, plain, "trisolv", np.zeros((3, 3)), np.ones(3), np.ones(3))
+
+
+def test_npbench_kernels_fast(kernels) -> None:
+    """The compiled kernels beat the interpreter's many NumPy calls by a wide margin."""
+    import time
+
+    mod, plain = kernels
+    A = _spd(120, 3)
+
+    def best(fn: object) -> float:
+        times = []
+        for _ in range(3):
+            a = A.copy()
+            t = time.perf_counter()
+            fn(a)  # type: ignore[operator]
+            times.append(time.perf_counter() - t)
+        return min(times)
+
+    assert best(mod.cholesky) * 5 < best(plain.cholesky)
+    assert best(mod.lu) * 5 < best(plain.lu)
+
+
+def test_shape_mismatch_and_index_errors(kernels) -> None:
+    mod, plain = kernels
+    L = _spd(4, 4)
+    _same(mod, plain, "trisolv", L, np.zeros(5), np.zeros(5))  # L[4, :4]: IndexError
+    _same(mod, plain, "trisolv", L[:, :2], np.zeros(3), np.zeros(3))  # lengths differ
+
+
+def test_slice_with_step_is_refused(kernels, tmp_path: Path) -> None:
+    from ppy_core.compiler.cached import compile_file, load_manifest
+
+    mod, _ = kernels
+    assert not hasattr(mod.with_step, "ppy_stats")
+    path = tmp_path / "step.py"
+    path.write_text(KERNELS)
+    remarks = load_manifest(compile_file(path).entry)["remarks"]
+    why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
+    assert "a slice with a step does not compile yet" in why["with_step"]
+
+
+# -- random loop bodies ----------------------------------------------------------
+BOUNDS = ["", "i", "i + 1", "-1", "n", "0", "-i", "2"]
+VIEWS = ["a[{lo}:{hi}]", "b[{lo}:{hi}]", "M[i, {lo}:{hi}]", "M[{lo}:{hi}, i]", "M[-1, {lo}:{hi}]"]
+
+
+def _view(r: random.Random) -> str:
+    return r.choice(VIEWS).format(lo=r.choice(BOUNDS), hi=r.choice(BOUNDS))
+
+
+def _program(r: random.Random, k: int) -> str:
+    """`q{k}(M, a, b, n)`: a loop whose body computes dots of random views."""
+    call = r.choice(["np.dot({u}, {v})", "{u} @ {v}"]).format(u=_view(r), v=_view(r))
+    body = r.choice(
+        [
+            [f"s += {call}"],
+            [f"a[i] = {call} - a[i]"],
+            [f"t = {call}", "if t > s:", "    s = t"],
+            [f"s = s * 0.5 + np.sqrt({call})"],
+            [f"M[i, 0] -= {call}", "M[i, 0] /= M[0, 0]"],
+        ]
+    )
+    stop = r.choice(["n", "M.shape[0]", "len(a)"])
+    lines = [
+        f"def q{k}(M: np.ndarray, a: np.ndarray, b: np.ndarray, n: int):",
+        "    s = 0.0 * M.shape[1]",  # M is 2-D in every program
+        f"    for i in range({stop}):",
+        *("        " + line for line in body),
+        "    return s",
+    ]
+    return "\n".join(lines)
+
+
+COUNT = 24
+
+
+@pytest.fixture(scope="module")
+def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    r = random.Random(20261201)
+    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(r, k) for k in range(COUNT))
+    return load_both(tmp_path_factory.mktemp("loops_dot"), "loops_dot", source)
+
+
+def test_random_bodies_compile(bodies) -> None:
+    mod, _ = bodies
+    compiled = [k for k in range(COUNT) if hasattr(getattr(mod, f"q{k}"), "ppy_stats")]
+    assert len(compiled) == COUNT, compiled
+
+
+def _layout(x: np.ndarray, how: int) -> np.ndarray:
+    """The same values as a C-order, Fortran-order or strided array."""
+    if how == 1 and x.ndim == 2:
+        return np.asfortranarray(x)
+    if how == 2:
+        wide = np.repeat(x, 2, axis=-1)
+        return wide[..., ::2]
+    return x
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    k=st.integers(0, COUNT - 1),
+    M=hnp.arrays(np.float64, st.tuples(st.integers(0, 5), st.integers(0, 5)), elements=FLOATS),
+    a=hnp.arrays(np.float64, st.integers(0, 6), elements=FLOATS),
+    b=hnp.arrays(np.float64, st.integers(0, 6), elements=FLOATS),
+    n=st.integers(-1, 6),
+    how=st.integers(0, 2),
+)
+def test_random_bodies_match_python(bodies, k: int, M, a, b, n: int, how: int) -> None:
+    mod, plain = bodies
+    fn = getattr(mod, f"q{k}")
+    args = (_layout(M, how), _layout(a, how), _layout(b, how), n)
+    before = fn.ppy_stats()["fast"]
+    assert outcome(fn, *args) == outcome(getattr(plain, f"q{k}"), *args)
+    assert fn.ppy_stats()["fast"] == before + 1
+
+
+# -- the proof of NumPy's routine ----------------------------------------------------
+_DDOT = ctypes.CFUNCTYPE(
+    ctypes.c_double,
+    ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_double),
+    ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_double),
+    ctypes.c_int64,
+)
+
+
+@_DDOT
+def _in_order(n: int, x: object, incx: int, y: object, incy: int) -> float:
+    """A dot in plain order: right on short vectors, not OpenBLAS's bits on long ones."""
+    total = 0.0
+    for k in range(n):
+        total += x[k * incx] * y[k * incy]  # type: ignore[index]
+    return total
+
+
+def test_proof_refuses_a_different_routine(kernels) -> None:
+    from ppy_numpy._runtime import blas
+
+    mod, _ = kernels
+    library = mod.cholesky._library
+    data = {
+        "blas": {"ddot": "ppy_loops_blas_ddot"},
+        "flag_ops": [
+            *(f"scalar {op}" for op in ("add", "subtract", "multiply", "divide")),
+            "dot",
+            "matmul",
+            "sqrt",
+        ],
+        "flag_stride": 8,
+    }
+    right = blas.numpy_ddot()
+    assert right is not None
+    wrong = ctypes.cast(_in_order, ctypes.c_void_p).value
+    try:
+        why = blas.proven(library, wrong, data, "test-wrong-routine")
+        assert why is not None
+        assert "NumPy gives" in why
+    finally:
+        assert blas.proven(library, right, data, "test-right-routine") is None
+    A = _spd(8, 5)
+    _same(mod, kernels[1], "cholesky", A)  # NumPy's routine is back in the slot
+
+
+def test_loader_refuses_when_the_proof_fails(tmp_path: Path, monkeypatch) -> None:
+    from ppy_numpy._runtime import blas
+
+    wrong = ctypes.cast(_in_order, ctypes.c_void_p).value
+    monkeypatch.setattr(blas, "numpy_ddot", lambda: wrong)
+    with pytest.warns(RuntimeWarning, match="E2042"):
+        mod, plain = load_both(tmp_path, "refused_blas", KERNELS)
+    assert not hasattr(mod.cholesky, "ppy_stats")  # the Python function itself
+    A = _spd(5, 6)
+    assert outcome(mod.cholesky, A) == outcome(plain.cholesky, A)
