@@ -209,7 +209,16 @@ def _assemble(path: Path, staging: Path) -> None:
         manifest = load_manifest(compiled.entry)
         folder = f"modules/{name}"
         shutil.copytree(compiled.entry.path, staging / folder)
-        modules[name] = {"dir": folder, "source": str(source), "key": compiled.key.key}
+        from ppy_core.compiler.specialize import include_recorded
+
+        # every signature its unannotated functions were called with (runtime.observed)
+        observed = include_recorded(compiled.key, staging / folder)
+        modules[name] = {
+            "dir": folder,
+            "source": str(source),
+            "key": compiled.key.key,
+            "observed": observed,
+        }
         _summarize(summary, name, folder, manifest)
         for dep, dep_path in manifest.get("project_files", {}).items():
             todo.append((dep, Path(dep_path)))
@@ -338,6 +347,7 @@ def explain_file(file: str) -> str:
         if record.get("ir_final"):  # a region in core IR (typed loops)
             lines.append("  IR:")
             lines.extend("    " + line for line in record["ir_final"].splitlines())
+    lines.extend(_explain_specializations(compiled, manifest))
     if manifest["remarks"]:
         lines.append("\nstays Python:")
         for remark in manifest["remarks"]:
@@ -347,6 +357,42 @@ def explain_file(file: str) -> str:
     for diagnostic in manifest["diagnostics"]:
         lines.append(diagnostic)
     return "\n".join(lines)
+
+
+def _explain_specializations(compiled: Any, manifest: dict[str, Any]) -> list[str]:
+    """Each function typed by its calls: the signatures recorded for it and, for each,
+    what its specialization compiled (from the cache; nothing is compiled here)."""
+    from ppy_core.compiler.cached import cache_for, load_manifest
+    from ppy_core.runtime.observed import recorded, signature_text, spec_id
+
+    lines: list[str] = []
+    signatures = recorded(str(compiled.key.path))
+    cache = cache_for(compiled.key)
+    for record in manifest.get("specializable", ()):
+        function = record["function"]
+        lines.append(
+            f"\nfunction {function} (line {record['line']}): specializing dispatcher "
+            "(its unannotated parameters are typed by each call's signature)"
+        )
+        seen = signatures.get(function, [])
+        if not seen:
+            lines.append("  no signature observed yet: the first call of each compiles it")
+        for signature in seen:
+            entry = cache.lookup(spec_id(compiled.key.key, function, signature))
+            text = signature_text(signature)
+            if entry is None:
+                lines.append(f"  {text}: not compiled yet (the next call or build does)")
+                continue
+            spec = load_manifest(entry)
+            units = [r for k in ("expr_sites", "function_sites") for r in spec[k] if r.get("unit")]
+            if units:
+                what = ", ".join(f"{r['id']} ({r.get('backend', '?')})" for r in units)
+                lines.append(f"  {text}: compiled {what}")
+            else:
+                lines.append(f"  {text}: nothing more compiles than the generic function")
+            for remark in spec.get("remarks", ()):
+                lines.append(f"    line {remark['line']}: {remark['message']}")
+    return lines
 
 
 def cache_command(action: str) -> str:

@@ -29,15 +29,24 @@ class Binder:
     """Creates the dispatchers of one module's sites as its code asks for them."""
 
     def __init__(
-        self, directory: Path, manifest: dict[str, Any], namespace: dict[str, Any], refuse: str = ""
+        self,
+        directory: Path,
+        manifest: dict[str, Any],
+        namespace: dict[str, Any],
+        refuse: str = "",
+        prefix: str = "__ppy_",
     ) -> None:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
-        self.refuse = refuse
+        self.refuse, self.prefix = refuse, prefix
         self.verified = integrity.verified(directory)  # the files that passed their check
         self.module = manifest["module"]["name"]
+        # (line, col) -> site id: a specialization's sites count under the generic ones
+        self.site_ids: dict[tuple[int, int], str] = {}
         namespace[FRESH] = dispatch.fresh
         for record in manifest["function_sites"]:
-            namespace[f"__ppy_fn_{record['index']}"] = self._decorator(record)
+            namespace[f"{prefix}fn_{record['index']}"] = self._decorator(record)
+        for record in manifest.get("specializable", ()):
+            namespace[f"{prefix}spec_{record['index']}"] = self._specializing(record)
 
     def _warn(self, message: str) -> None:
         warnings.warn(f"ppy: {message}", ArtifactWarning, stacklevel=4)
@@ -48,10 +57,27 @@ class Binder:
             if index not in fallbacks:
                 continue
             fallback = fallbacks[index]
-            site_id = f"{self.module}:{record['id']}"
+            site_id = f"{self.module}:{self._site_id(record)}"
             site = self._make(record, fallback, site_id)
-            dispatch.register(site_id, site)
-            self.namespace[f"__ppy_site_{index}"] = dispatch.wrap(site_id, site, fallback)
+            dispatch.register(site_id, site, member=self.prefix != "__ppy_")
+            self.namespace[f"{self.prefix}site_{index}"] = dispatch.wrap(site_id, site, fallback)
+
+    def _site_id(self, record: dict[str, Any]) -> str:
+        return self.site_ids.get((record.get("line"), record.get("col")), record["id"])
+
+    def _specializing(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
+        """The decorator the compiler put on a function with unannotated parameters:
+        its specializing dispatcher (`runtime.observed`); with the compiled parts
+        refused, the function as it is."""
+
+        def decorate(function: Callable[..., Any]) -> Any:
+            if self.refuse:
+                return function
+            from ppy_core.runtime.observed import specializing
+
+            return specializing(function, record, self.manifest, self.directory, self.namespace)
+
+        return decorate
 
     def _make(self, record: dict[str, Any], fallback: Callable[..., Any], site_id: str) -> Any:
         unit = record.get("unit")
@@ -108,11 +134,10 @@ class Binder:
         return loader(unit["data"], self.directory, fallback, record)
 
     def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
-        site_id = f"{self.module}:{record['id']}"
-
         def decorate(function: Callable[..., Any]) -> Any:
+            site_id = f"{self.module}:{self._site_id(record)}"
             site = self._make(record, function, site_id)
-            dispatch.register(site_id, site)
+            dispatch.register(site_id, site, member=self.prefix != "__ppy_")
             if isinstance(site, dispatch.PythonSite):
                 return function
             # PPY_VERIFY compares regions too, against what the site itself falls back to
@@ -277,8 +302,14 @@ def without_dispatch(tb: types.TracebackType | None) -> types.TracebackType | No
     the dispatcher's own frames in between are dropped, as `python FILE` has none."""
     frames: list[types.TracebackType] = []
     changed = False
+    observed = sys.modules.get("ppy_core.runtime.observed")
+    dispatchers = observed._DISPATCHER_CODES if observed is not None else ()
     while tb is not None:
         code = tb.tb_frame.f_code
+        if code in dispatchers:  # a specializing dispatcher's frame: `python FILE` has none
+            changed = True
+            tb = tb.tb_next
+            continue
         if FALLBACK_MARK in code.co_qualname:
             at = next(
                 (

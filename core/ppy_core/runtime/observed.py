@@ -205,7 +205,7 @@ def record(source: str, qualname: str, signature: tuple[tuple[Any, ...], ...]) -
             with os.fdopen(fd, "w") as handle:
                 handle.write(text)
             os.replace(tmp, path)
-    except Exception:  # noqa: BLE001 - a record is a hint; the program goes on
+    except Exception:
         return
 
 
@@ -217,19 +217,19 @@ class Specializations:
     `ppy explain` and `ppy.stats()` say of it."""
 
     __slots__ = (
-        "generic",
-        "qualname",
-        "source",
-        "module_key",
         "directory",
-        "namespace",
-        "site_ids",
-        "table",
-        "seen",
+        "generic",
         "lock",
-        "warned",
+        "module_key",
+        "namespace",
         "params",
+        "qualname",
+        "seen",
         "signature_of",
+        "site_ids",
+        "source",
+        "table",
+        "warned",
     )
 
     def __init__(
@@ -307,7 +307,7 @@ class Specializations:
             return self.generic
         try:
             function = load_specialization(entry, self)
-        except Exception as exc:  # noqa: BLE001 - a piece that fails to load runs Python
+        except Exception as exc:
             self.seen[signature] = f"generic: failed to load ({exc})"
             warnings.warn(
                 f"ppy: a specialization of {self.qualname} failed to load ({exc}); "
@@ -344,9 +344,19 @@ class Specializations:
 def load_specialization(entry: Path, state: Specializations) -> Callable[..., Any] | None:
     """The specialized function an entry holds, its sites bound in the module's
     namespace (under the generic sites' ids), or None when it compiled nothing."""
+    from ppy_core.runtime import integrity
     from ppy_core.runtime.artifact import read_code, read_manifest
     from ppy_core.runtime.module import Binder
 
+    good = integrity.verified(entry)
+    if not good and entry.parent.name == SPECS:  # carried by an artifact: checked with it
+        inside = f"{SPECS}/{entry.name}/"
+        module_files = integrity.verified(entry.parent.parent)
+        integrity.mark(entry, {n[len(inside) :] for n in module_files if n.startswith(inside)})
+        good = integrity.verified(entry)
+    for name in ("manifest.json", "module.code"):
+        if name not in good:  # edited, truncated, replaced or never checked: never run
+            raise ValueError(f"{entry / name} failed its check against the recorded sha256")
     manifest = read_manifest(entry)
     spec = manifest.get("specialization")
     if not isinstance(spec, dict) or not spec.get("gains"):

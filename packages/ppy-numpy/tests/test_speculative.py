@@ -153,12 +153,19 @@ class Recorder:
 
 
 def _python_path(pair: Pair, function: str, make: Any, reason: str) -> None:
-    """`function(*make())` answers as under Python and counts one fallback."""
+    """The speculative site itself (the generic function, under the specializing
+    dispatcher: `test_observed.py` covers what a signature's specialization takes):
+    `function(*make())` answers as under Python and counts one fallback. Through the
+    dispatcher the answer is Python's too."""
+    dispatcher = getattr(pair.fast, function)
+    generic = getattr(dispatcher, "__wrapped__", dispatcher)
     with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), make())
+        got = call(generic, make())
     want = call(getattr(pair.plain, function), make())
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     assert c == {"fast": 0, "fallback": {reason: 1}}, with_reasons(c)
+    got = call(dispatcher, make())
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
 
 
 PYTHON_CASES: list[tuple[str, Any, str]] = [
