@@ -32,6 +32,19 @@ __all__ = [
 ]
 
 
+def load_ipython_extension(shell: object) -> None:
+    """`%load_ext ppy`: IPython and Jupyter cells compiled through the cache."""
+    from ppy_core.integrations.ipython import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: object) -> None:
+    from ppy_core.integrations.ipython import unload_ipython_extension as unload
+
+    unload(shell)
+
+
 def _install_finder() -> None:
     """`import ppy` lets Python import `.ppy` modules, compiled in this process (the
     compiler registers itself with the runtime; it loads on the first cache miss)."""

@@ -51,7 +51,7 @@ def run_file(file: str, argv: list[str]) -> int:
             entry = compiled.entry.path
         _register_compiler()
         install([path.parent])
-        _activate_packages(str(path))
+        _activate_packages(str(path), str(path.parent))  # run_main puts it on sys.path
         return run_main(entry, argv, {str(path)}, check=False)
 
 
@@ -156,13 +156,14 @@ def _exit_status(body: Any, sources: set[str]) -> int:
     return 0
 
 
-def _activate_packages(source: str) -> None:
-    """`[tool.ppy] packages` of the project of `source`: compiled as they are imported."""
+def _activate_packages(source: str, folder: str = "") -> None:
+    """`[tool.ppy] packages` of the project of `source`: compiled as they are imported
+    (`folder`: where the program will find them, not on sys.path yet)."""
     from ppy_core.runtime.packages import activate, configured
 
     names = configured(source)
     if names:
-        activate(names)
+        activate(names, [folder] if folder else ())
 
 
 def _register_compiler() -> None:

@@ -114,14 +114,14 @@ def remove(finder: PackageFinder) -> None:
         sys.meta_path.remove(finder)
 
 
-def locate(name: str) -> bool:
+def locate(name: str, also: Sequence[str] = ()) -> bool:
     """Whether package or module `name` can be imported, found without importing it
-    (nor its parents)."""
+    (nor its parents); `also`: folders the program's start will put first on the path."""
     parent = sys.modules.get(name)
     if parent is not None:
         return True
     parts = name.split(".")
-    spec = PathFinder.find_spec(parts[0])
+    spec = PathFinder.find_spec(parts[0], [*also, *sys.path] if also else None)
     for depth in range(1, len(parts)):
         if spec is None or spec.submodule_search_locations is None:
             return False
@@ -129,7 +129,7 @@ def locate(name: str) -> bool:
     return spec is not None
 
 
-def check_names(names: Sequence[str]) -> list[str]:
+def check_names(names: Sequence[str], also: Sequence[str] = ()) -> list[str]:
     """The names that can be compiled; one warning for each that cannot be imported
     (E3041) and one naming the modules of a package already imported (E3042)."""
     kept: list[str] = []
@@ -144,7 +144,7 @@ def check_names(names: Sequence[str]) -> list[str]:
                 "imported before ppy was switched on: already-imported modules run as Python; "
                 "switch ppy on earlier (PPY_PACKAGES, or before the first import)  [E3042]"
             )
-        elif not locate(name):
+        elif not locate(name, also):
             _warn(f"package {name!r} cannot be imported: nothing of it is compiled  [E3041]")
             continue
         kept.append(name)
@@ -178,10 +178,10 @@ def configured(source: str) -> list[str]:
     return names
 
 
-def activate(names: Sequence[str]) -> PackageFinder | None:
+def activate(names: Sequence[str], also: Sequence[str] = ()) -> PackageFinder | None:
     """Compile the modules of `names` from now on (the checked ones); the finder, or
-    None when no name is left."""
-    kept = check_names(names)
+    None when no name is left. `also`: as for `locate`."""
+    kept = check_names(names, also)
     if not kept:
         return None
     finder = PackageFinder(kept)
