@@ -182,31 +182,36 @@ def secret(root: Path, *, create: bool = False) -> bytes:
         except FileNotFoundError:
             if not create:
                 raise Corrupt("the cache has no secret to check seals with") from None
-            _make_secret(path)
+            _make_secret(path, replace=False)
             continue
         except OSError as exc:
             raise Corrupt(f"the cache's secret cannot be read: {exc}") from None
         try:
             st = os.fstat(fd)
-            if owned_by_other(st) or (st.st_mode & 0o077 and os.name == "posix"):
-                raise Corrupt("the cache's secret is not the user's alone")
-            data = os.read(fd, 64)
+            exposed = owned_by_other(st) or (st.st_mode & 0o077 and os.name == "posix")
+            data = b"" if exposed else os.read(fd, 64)
         finally:
             os.close(fd)
-        if len(data) != 32:
-            raise Corrupt("the cache's secret is malformed")
-        return data
+        if len(data) == 32:
+            return data
+        if not create:
+            raise Corrupt("the cache's secret is not the user's alone, or malformed")
+        # others could read it (or it is broken): a new one; every older seal then fails
+        _make_secret(path, replace=True)
     raise Corrupt("the cache's secret cannot be made")
 
 
-def _make_secret(path: Path) -> None:
+def _make_secret(path: Path, *, replace: bool) -> None:
     from ppy_core.cache.trust import private_dir
 
     private_dir(path.parent)
     tmp = path.with_name(f".{SECRET}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         _write_private(tmp, os.urandom(32))
-        os.link(tmp, path)  # never over another writer's: the first one wins
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # never over another writer's: the first one wins
     except FileExistsError:
         pass
     finally:

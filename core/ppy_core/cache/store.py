@@ -122,6 +122,18 @@ def _unwritable(key: str, exc: OSError) -> CacheError:
     )
 
 
+def refuse_foreign_root(root: Path) -> None:
+    """CacheError E3006 when the cache root exists and is another user's (or others may
+    write into it and it cannot be made private): nothing is built into it."""
+    if os.path.isdir(root) and not trust.private(root):
+        raise CacheError(
+            f"the cache folder {root} is not yours alone; nothing is built or run from it",
+            code="E3006",
+            hint="use a cache of your own: set PPY_CACHE_DIR (or [tool.ppy] cache-dir) "
+            "to a folder you own",
+        )
+
+
 class Cache:
     """The compile cache at `root`, holding at most about `max_bytes` of entries."""
 
@@ -214,6 +226,7 @@ class Cache:
         (JSON-able). If it raises, nothing is published and the exception propagates.
         """
         _check_key(key)
+        refuse_foreign_root(self.root)
         lock = self._lock(key)
         entry = self._wait_for(key, lock)
         built = False
@@ -274,9 +287,12 @@ class Cache:
                 existing = self.lookup(key)  # someone broke our stale lock and won
                 if existing is not None:
                     return existing
-                if not trust.trusted(final, "cache entry"):
-                    remove_tree(final, self._trash)  # another user's: ours replaces it
-                continue  # the one there was corrupt and is discarded now
+                # what is there failed the lookup: corrupt (discarded by it already), or
+                # holding another user's files (refused, E3006): ours replaces it, the
+                # refused one is moved aside into the cache's trash
+                with contextlib.suppress(OSError):
+                    remove_tree(final, self._trash)
+                continue
             fsync_dir(self._entries)
             remember_verified(final, manifest)
             return Entry(key, final / FILES, MappingProxyType(manifest["meta"]))

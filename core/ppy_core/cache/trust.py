@@ -158,10 +158,9 @@ def others_may_write(st: os.stat_result) -> bool:
 
 
 def _warn_repaired(path: str | Path, mode: int) -> None:
-    key = f"mode:{path}"
-    if key in _WARNED:
+    if "mode" in _WARNED:  # one warning per process: the first folder found names it
         return
-    _WARNED.add(key)
+    _WARNED.add("mode")
     warnings.warn(
         f"ppy: {path}: cache folder was writable by others (mode {mode & 0o777:o}); it is "
         "made private to you (700) and what it holds is checked before use  [E3010]\n"

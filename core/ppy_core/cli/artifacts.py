@@ -137,9 +137,11 @@ def rebuild(path: Path, root: Path, fresh: bool, verbose: bool) -> int:
     import subprocess
 
     from ppy_core.cache.lock import build_lock
+    from ppy_core.cache.store import refuse_foreign_root
     from ppy_core.cli import progress
     from ppy_core.cli.output import ours
 
+    refuse_foreign_root(root.parent.parent)
     with build_lock(root.parent.parent / "locks" / f"run-{root.name}.lock"):
         again, now_fresh = fresh_slow(path)
         if now_fresh and usable(again) is not None:
