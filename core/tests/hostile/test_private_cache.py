@@ -101,6 +101,7 @@ def _as_other_user(uid: int, gid: int, cache: Path, foreign: Path) -> int:
 
 def test_another_user_rewriting_an_open_cache_runs_nothing(copy, kit, tmp_path: Path) -> None:
     uid, gid = _other_user()
+    copy.warm()
     foreign = kit.foreign_library(tmp_path)
     os.chmod(tmp_path, 0o755)
     os.chmod(foreign, 0o755)
