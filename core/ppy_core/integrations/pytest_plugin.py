@@ -53,9 +53,15 @@ def pytest_configure(config: pytest.Config) -> None:
     names = _names(config)
     if not names:
         return
+    import warnings
+
     import ppy
 
-    setattr(config, _HANDLE, ppy.install(names))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        setattr(config, _HANDLE, ppy.install(names))
+    for warning in caught:  # unknown or already-imported names: in pytest's summary
+        config.issue_config_time_warning(warning.message, stacklevel=2)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
