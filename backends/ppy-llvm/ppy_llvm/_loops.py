@@ -12,8 +12,10 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
   ValueError of np.dot / @: which of the two, both lengths);
   ``out[4]``: the NumPy events seen (bit = event * FLAG_STRIDE + op, see FLAG_*).
 * the return code: 0 returned, 1 IndexError, 2 ZeroDivisionError, 3 ValueError
-  (math domain error), 4 ValueError (np.dot / @ of lengths that differ). Stores
-  made before an error stay made, as in Python.
+  (math domain error), 4 ValueError (np.dot / @ of lengths that differ), 5 run
+  the call as Python (returned on entry, before anything ran: an array updated in
+  place whose layout NumPy would not coalesce, `_loops_inplace`). Stores made
+  before an error stay made, as in Python.
 * np.dot / @ call NumPy's own BLAS `ddot` through the library's global
   ``ppy_loops_blas_ddot``, which the loader sets (`_loops_blas`).
 
@@ -46,6 +48,12 @@ ZERO_MESSAGES = (
     "integer modulo by zero",
 )
 FLAG_EVENTS = ("divide by zero", "overflow", "invalid value")
+#: what NumPy's warning names each of FLAG_OPS ("overflow encountered in scalar add")
+FLAG_PHRASES = (
+    *("scalar add", "scalar subtract", "scalar multiply", "scalar divide"),
+    *("dot", "matmul", "sqrt"),
+    *("add", "subtract", "multiply", "divide"),
+)
 
 
 def symbol_of(func: Any) -> str:
@@ -128,23 +136,17 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "zero_messages": list(ZERO_MESSAGES),
             "flag_events": list(FLAG_EVENTS),
             # what each op's warning names ("overflow encountered in scalar add")
-            "flag_ops": [
-                "scalar add",
-                "scalar subtract",
-                "scalar multiply",
-                "scalar divide",
-                "dot",
-                "matmul",
-                "sqrt",
-            ],
+            "flag_ops": list(FLAG_PHRASES),
             "flag_stride": FLAG_STRIDE,
             # NumPy's BLAS routines the function calls: the loader resolves and proves them
             "blas": {"ddot": DDOT_GLOBAL}
             if any(op.name == "loops.dot" for op in func.walk())
             else {},
+            # in-place array updates: the adapter proves NumPy's NaN rule (`_loops_inplace`)
+            "inplace": any(op.name == "loops.inplace" for op in func.walk()),
             "numpy_scalars": any(
                 (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
-                or op.name == "loops.dot"
+                or op.name in ("loops.dot", "loops.inplace")
                 or op.attributes.get("fn") == "np_sqrt"
                 for op in func.walk()
             ),
@@ -156,6 +158,7 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
 __all__ = [
     "FLAG_EVENTS",
     "FLAG_OPS",
+    "FLAG_PHRASES",
     "INDEX_ERROR",
     "LOOPS_ABI",
     "MATH_DOMAIN",

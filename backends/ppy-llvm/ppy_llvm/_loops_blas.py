@@ -47,37 +47,44 @@ class BlasOps:
     v: Any
     put: Any
 
-    def op_dot(self, op: Any) -> None:
+    def view_of(self, array: Any, view: str, bounds: Any) -> tuple[Any, list[tuple[Any, Any]]]:
+        """(i8* of the view's first element, (length, byte stride) per slice axis):
+        its indices checked as NumPy does (negative ones wrap), its slices clamped."""
         from ._loops_emit import INDEX_ERROR
 
+        b_ = self.b
+        data, shape, strides = self.arrays[id(array)]
+        offset, axes = self.i64(0), []
+        for axis, how in enumerate(view):
+            n = shape[axis]
+            stride = b_.mul(strides[axis], self.i64(8)) if self.contiguous else strides[axis]
+            if how == "i":
+                index = self.v(next(bounds))
+                i = b_.select(b_.icmp_signed("<", index, self.i64(0)), b_.add(index, n), index)
+                self.fail(b_.icmp_unsigned(">=", i, n), INDEX_ERROR, [index, self.i64(axis), n])
+                offset = b_.add(offset, b_.mul(i, stride))
+                continue
+            lo = self._clamp(self.v(next(bounds)), n)
+            hi = self._clamp(self.v(next(bounds)), n)
+            length = b_.select(b_.icmp_signed(">", hi, lo), b_.sub(hi, lo), self.i64(0))
+            offset = b_.add(offset, b_.mul(lo, stride))
+            axes.append((length, stride))
+        return b_.gep(data, [offset]), axes
+
+    def op_dot(self, op: Any) -> None:
         b_, i8p = self.b, self.ir.IntType(8).as_pointer()
         bounds = iter(op.operands[2:])
         views = []
         for k, view in enumerate(op.attributes["views"]):
-            data, shape, strides = self.arrays[id(op.operands[k])]
-            offset, length, step = self.i64(0), None, None
-            for axis, how in enumerate(view):
-                n = shape[axis]
-                stride = b_.mul(strides[axis], self.i64(8)) if self.contiguous else strides[axis]
-                if how == "i":  # NumPy's check of an index (negative ones wrap)
-                    index = self.v(next(bounds))
-                    i = b_.select(b_.icmp_signed("<", index, self.i64(0)), b_.add(index, n), index)
-                    self.fail(b_.icmp_unsigned(">=", i, n), INDEX_ERROR, [index, self.i64(axis), n])
-                    offset = b_.add(offset, b_.mul(i, stride))
-                    continue
-                lo = self._clamp(self.v(next(bounds)), n)
-                hi = self._clamp(self.v(next(bounds)), n)
-                length = b_.select(b_.icmp_signed(">", hi, lo), b_.sub(hi, lo), self.i64(0))
-                offset, step = b_.add(offset, b_.mul(lo, stride)), stride
-            views.append((b_.gep(data, [offset]), length, step))
+            ptr, [(length, stride)] = self.view_of(op.operands[k], view, bounds)
+            views.append((ptr, length, stride))
         (pa, na, sa), (pb, nb, sb) = views
         kind = op.attributes["kind"]
         which = self.i64(KINDS.index(kind))
         self.fail(b_.icmp_signed("!=", na, nb), SHAPE_ERROR, [which, na, nb])
         helper = dot_function(self, kind)
-        self.put(
-            op, b_.call(helper, [na, b_.bitcast(pa, i8p), sa, b_.bitcast(pb, i8p), sb, self.flags])
-        )
+        args = [na, b_.bitcast(pa, i8p), sa, b_.bitcast(pb, i8p), sb, self.flags]
+        self.put(op, b_.call(helper, args))
 
     def _clamp(self, x: Any, n: Any) -> Any:
         """A slice bound as `slice.indices` makes it for step 1: within [0, n]."""

@@ -15,6 +15,7 @@ from ppy_core.ir.dialects.loops import is_loops
 from ._errors import LlvmBackendError
 from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
+from ._loops_inplace import InplaceOps, entry_checks
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
 from ._loops_spec import restored, speculation
@@ -22,7 +23,7 @@ from ._loops_spec import restored, speculation
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps, BlasOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:
@@ -88,6 +89,7 @@ class Emitter(ScalarOps, BlasOps):
                     raw = self.b.load(self.b.gep(self.args_ptr, [self.i64(word)]))
                     self.values[id(arg)] = raw if py == "int" else self.b.bitcast(raw, self.f64)
                 word += 1
+        entry_checks(self)  # LAYOUT before anything runs: Python takes the call
         self.block(self.func.entry)
         if not self.b.block.is_terminated:
             self.finish(OK)

@@ -15,8 +15,12 @@ from ._loops_defer import defers, source
 
 ZERO_DIVISION, MATH_DOMAIN = 2, 3  # return codes (see `_loops`)
 #: the ops whose NumPy warnings are flagged: bit = event * FLAG_STRIDE + op's index
-FLAG_OPS = ("add", "sub", "mul", "truediv", "dot", "matmul", "sqrt")
-FLAG_STRIDE = 8
+FLAG_OPS = (
+    *("add", "sub", "mul", "truediv"),  # NumPy's scalar ops
+    *("dot", "matmul", "sqrt"),
+    *("ufunc_add", "ufunc_sub", "ufunc_mul", "ufunc_truediv"),  # in-place array updates
+)
+FLAG_STRIDE = 16
 
 
 class ScalarOps:

@@ -249,15 +249,12 @@ def test_proof_refuses_a_different_routine(kernels) -> None:
 
     mod, _ = kernels
     library = mod.cholesky._library
+    from ppy_llvm._loops import FLAG_PHRASES, FLAG_STRIDE
+
     data = {
         "blas": {"ddot": "ppy_loops_blas_ddot"},
-        "flag_ops": [
-            *(f"scalar {op}" for op in ("add", "subtract", "multiply", "divide")),
-            "dot",
-            "matmul",
-            "sqrt",
-        ],
-        "flag_stride": 8,
+        "flag_ops": list(FLAG_PHRASES),
+        "flag_stride": FLAG_STRIDE,
     }
     right = blas.numpy_ddot()
     assert right is not None

@@ -208,6 +208,9 @@ class LoopsBuilder(LoopExpressions):
         if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
             self._store(stmt.target, self.expr(stmt.value, assigned), stmt, assigned)
             return True
+        if isinstance(stmt, ast.AugAssign) and self.is_view(stmt.target):
+            self.inplace(stmt, assigned)
+            return True
         if isinstance(stmt, ast.AugAssign) and type(stmt.op) in _BINOPS:
             load = ast.copy_location(_as_load(stmt.target), stmt.target)
             value = ast.copy_location(ast.BinOp(load, stmt.op, stmt.value), stmt)

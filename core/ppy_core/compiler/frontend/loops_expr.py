@@ -389,13 +389,50 @@ class LoopExpressions:
         out = self.emit(L.DotOp, [*arrays, *bounds], FLOAT, kind=kind, views=tuple(views), py="f64")
         return Typed(out.results[0], "f64")
 
-    def _view(self, node: ast.expr, assigned: set[str]) -> tuple[Param, str, list[Value]]:
+    def is_view(self, node: ast.expr) -> bool:
+        """A whole array parameter or a subscript of one holding a slice."""
+        if isinstance(node, ast.Name):
+            return node.id in self.arrays
+        if isinstance(node, ast.Subscript):
+            base, levels = subscript_chain(node)
+            return (
+                isinstance(base, ast.Name)
+                and base.id in self.arrays
+                and any(isinstance(item, ast.Slice) for level in levels for item in level)
+            )
+        return False
+
+    def inplace(self, stmt: ast.AugAssign, assigned: set[str]) -> None:
+        """`X op= s`: NumPy's in-place ufunc over a float64 array or view, s a scalar."""
+        where = f"line {stmt.lineno}: `{ast.unparse(stmt).splitlines()[0]}`"
+        op = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv"}.get(
+            type(stmt.op)
+        )
+        if op is None:
+            raise Refused(stmt, f"{where}: only += -= *= /= of arrays compile")
+        whole = isinstance(stmt.target, ast.Name)
+        if not whole and not _cannot_raise(stmt.value):
+            # Python checks the view's indices before it evaluates the right side
+            raise Refused(stmt, f"{where}: the right side of a view's update may raise")
+        array, view, bounds = self._view(stmt.target, assigned, rank_any=whole)
+        value = self._number(stmt.value, assigned)
+        if value.py not in ("float", "f64", "fnum", "int") or (
+            value.py == "int" and value.bound > EXACT_FLOAT_INT
+        ):
+            raise Refused(stmt, f"{where}: the right side is a {value.py}, not a float")
+        value = self.cast(value, "float")
+        self.writes.add(array.name)  # type: ignore[attr-defined]
+        self.emit(L.InplaceOp, [self.args[array.name], value.value, *bounds], op=op, views=view)
+
+    def _view(
+        self, node: ast.expr, assigned: set[str], rank_any: bool = False
+    ) -> tuple[Param, str, list[Value]]:
         """A float64 vector view of an array parameter: the array itself (1-D) or a
         subscript giving every axis, one of them a slice with no step (`A[i, :j]`,
         `x[k + 1:]`); its index and bound expressions cannot raise (`i + 1`, names),
         so evaluating them before NumPy's checks changes nothing."""
         where = f"line {getattr(node, 'lineno', 0)}: `{ast.unparse(node)}`"
-        base, items = node, [ast.Slice()]
+        base, items = node, None
         if isinstance(node, ast.Subscript):
             base, levels = subscript_chain(node)
             if len(levels) != 1:
@@ -408,8 +445,10 @@ class LoopExpressions:
         if tensor.element.kind != "f64":  # type: ignore[union-attr]
             raise Refused(node, f"{where}: np.dot / @ compile only of float64 arrays")
         rank = len(tensor.shape)  # type: ignore[union-attr,arg-type]
+        if items is None:  # the array itself: every axis whole
+            items = [ast.Slice() for _ in range(rank)]
         slices = [item for item in items if isinstance(item, ast.Slice)]
-        if len(items) != rank or len(slices) != 1:
+        if len(items) != rank or not slices or (len(slices) != 1 and not rank_any):
             raise Refused(node, f"{where}: a vector view gives every axis, one of them a slice")
         view, values = "", []
         for axis, item in enumerate(items):

@@ -205,6 +205,30 @@ class DotOp(_Scalar):
             self.fail(f"{len(self.operands) - 2} bounds for views needing {want}")
 
 
+class InplaceOp(Operation):
+    """`X op= s` for a float64 array parameter or a view of one and a float64 scalar
+    (`C *= beta`, `C[i, :j] += x`): NumPy's in-place ufunc, element by element, with
+    its NaN and warnings. `views` as DotOp's, any number of "s" axes; the view's
+    index checks come before nothing that could raise (the front end's order)."""
+
+    name: ClassVar[str] = "loops.inplace"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    array = operand(TensorType)
+    value = operand(ScalarType)
+    bounds = operand(ScalarType, variadic=True)
+    op = attribute(str, one_of=("add", "sub", "mul", "truediv"))
+    views = attribute(str)
+
+    def verify_extra(self) -> None:
+        view = self.attributes["views"]
+        rank = self.operands[0].type.rank
+        if "s" not in view or set(view) - {"i", "s"} or len(view) != rank:
+            self.fail(f"view {view!r} of a rank-{rank} array")
+        want = sum(1 if c == "i" else 2 for c in view)
+        if want != len(self.operands) - 2:
+            self.fail(f"{len(self.operands) - 2} bounds for a view needing {want}")
+
+
 class StoreOp(Operation):
     """`a[i, j] = v`, bounds-checked as LoadOp; earlier stores stay visible."""
 
@@ -283,6 +307,7 @@ LOOPS: Final = Dialect(
         DimOp,
         LoadOp,
         DotOp,
+        InplaceOp,
         StoreOp,
         ForOp,
         WhileOp,

@@ -154,6 +154,9 @@ static PyObject *loopcall_vectorcall(PyObject *self, PyObject *const *args, size
     Py_BEGIN_ALLOW_THREADS
     code = fn(packed, out);
     Py_END_ALLOW_THREADS
+    /* 5: the function returned before running anything (an array updated in place
+     * whose layout it does not reproduce): the site runs Python and counts why */
+    if (code == 5) return to_site(s, args, nargsf, kw);
     s->fast++;
     if (code == 0 && out[4] == 0) return box(s, out);
     /* an exception to raise or NumPy warnings to give: the site's Python does it */

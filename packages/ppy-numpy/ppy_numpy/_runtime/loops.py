@@ -30,6 +30,7 @@ import numpy as np
 
 from ppy_core.runtime.abi import load_library
 
+LAYOUT = 5  # the function's "run this call as Python" (it returns it before running)
 LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
@@ -157,6 +158,8 @@ class LoopsSite:
                 return self._python("np.errstate raises or calls on scalar errors", args, kwargs)
         out = self.Out()
         code = (self.fn_c if contiguous else self.fn)(packed, out)
+        if code == LAYOUT:  # returned on entry, before anything ran
+            return self._python("an array updated in place NumPy would not coalesce", args, kwargs)
         self.fast += 1
         return self.answer(code, tuple(out), state, 4)
 
@@ -247,6 +250,8 @@ def load(
         return fallback
     if data.get("blas") and not _blas_ready(library, data, record):
         return fallback
+    if data.get("inplace") and not _inplace_ready(library, data, record):
+        return fallback
     fns = []
     for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
         fn = getattr(library, symbol)
@@ -272,6 +277,23 @@ def _blas_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
         return True
     warnings.warn(
         f"ppy: typed loops calling np.dot / @ run as Python: {why}  [E2042]",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False
+
+
+def _inplace_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
+    """Whether the library's in-place array updates (`C *= beta`) are proven to give
+    NumPy's bytes and warnings on this build (`inplace`). Else a warning: Python."""
+    from ppy_numpy._runtime import inplace
+
+    key = str(record["unit"]["files"][0]) if record else str(data["symbol"])
+    why = inplace.proven(library, data, key)
+    if why is None:
+        return True
+    warnings.warn(
+        f"ppy: typed loops updating arrays in place run as Python: {why}  [E2042]",
         RuntimeWarning,
         stacklevel=3,
     )
