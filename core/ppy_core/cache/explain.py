@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,8 +32,10 @@ def record(index_dir: Path, source_id: str, key: str, components: Mapping[str, s
 
 def recorded(index_dir: Path, source_id: str) -> dict[str, Any] | None:
     """The record for `source_id`, or None if there is none (or it is unreadable)."""
+    from ppy_core.runtime import jsontext  # bounded: the index may have been edited
+
     try:
-        data = json.loads(index_path(index_dir, source_id).read_text(encoding="utf-8"))
+        data = jsontext.read(index_path(index_dir, source_id), max_bytes=1 << 20)
     except (OSError, ValueError):
         return None
     if (

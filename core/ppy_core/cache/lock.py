@@ -83,9 +83,9 @@ def read_lock(path: Path) -> tuple[LockInfo | None, float, str] | None:
         return None, 0.0, ""
     now = time.time()
     try:
-        data = json.loads(text)
+        data = json.loads(text[:4096])  # ppy writes ~100 bytes: a longer one is garbled
         info = LockInfo(int(data["pid"]), str(data["host"]), float(data["time"]), text)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None, now - mtime, text
     return info, now - info.time, text
 
