@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ppy_core.interface.backend import CompiledUnit
-from ppy_core.runtime import abi, adapter, dispatch
+from ppy_core.runtime import abi, adapter, dispatch, integrity
 from ppy_core.runtime.module import ArtifactWarning, Binder
 
 CC = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
@@ -140,6 +140,7 @@ def bind(folder: Path, unit: CompiledUnit, fallback: Callable[..., Any]) -> Any:
     }
     manifest = {"module": {"name": "abi_test"}, "function_sites": [], "expr_sites": [record]}
     namespace: dict[str, Any] = {}
+    integrity.mark(folder, set(unit.files))  # as the loaders' check of the folder does
     Binder(folder, manifest, namespace).bind({0: fallback})
     return namespace["__ppy_site_0"]
 
