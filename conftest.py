@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# `pytester` (real pytest runs in tests, e.g. of ppy's pytest plugin): declared here,
+# since pytest refuses `pytest_plugins` in a conftest.py below the root
+pytest_plugins = ["pytester"]
+
 
 @functools.cache
 def _missing(marker: str) -> str | None:

@@ -10,16 +10,18 @@ value of the cell's last expression (IPython shows it as `Out[n]`, as before).
 
 Why a whole cell and not each expression: the compiler types a site from the cell's
 assignments and imports (`a = np.ones(3)` above `a * 2 + 1`), which only the
-module-like unit has. Every cell shares the one user namespace, where each cell's
-sites would be named `__ppy_site_0...`: the compiled code's own names are given the
-cell's hash (`__ppy_c<hash>_site_0`), in the code and where its sites are bound, so
-a function defined in one cell keeps its sites when another cell runs.
+module-like unit has; the imports of earlier cells whose names are still bound are
+put first in the unit (`import numpy as np` in cell 1 types `np.ndarray` in cell 5).
 
-(The compiled code's names are renamed; the binder's writes are moved to the
-renamed keys right after it makes them.) A cell that cannot be compiled (a top-level
-`await`, a compile failure) runs as Python, as IPython would have run it, after one
-warning. `%ppy_explain` shows the
-sites of the last compiled cell (as `ppy explain FILE` does).
+Every cell shares the one user namespace, where each cell's sites would be named
+`__ppy_site_0...`: the compiled code's own names are given the cell's hash
+(`__ppy_c<hash>_site_0`), in the code and where its binder writes them (moved to the
+renamed keys right after it makes them), so a function defined in one cell keeps
+its sites when another cell runs.
+
+A cell that cannot be compiled (a top-level `await`, a compile failure) runs as
+Python, as IPython would have run it, after one warning. `%ppy_explain` shows the
+sites of the last compiled cell that has any (as `ppy explain FILE` does).
 """
 
 from __future__ import annotations
@@ -95,7 +97,27 @@ class CellCompiler(ast.NodeTransformer):
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.last: Path | None = None  # the last compiled cell's file, for %ppy_explain
-        self.warned = False
+        #: name -> the import statement of an earlier cell that bound it
+        self.imports: dict[str, ast.stmt] = {}
+
+    def _prelude(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        """The earlier cells' imports whose names the user's namespace still holds: a
+        cell is compiled as a unit, and `np.ndarray` in it is typed only when the unit
+        imports numpy (re-running an import is a dictionary lookup)."""
+        namespace = self.shell.user_ns
+        chosen: list[ast.stmt] = []
+        for name, statement in self.imports.items():
+            if name in namespace and statement not in chosen:
+                chosen.append(statement)
+        for statement in body:
+            if isinstance(statement, ast.Import | ast.ImportFrom) and not getattr(
+                statement, "level", 0
+            ):
+                for alias in statement.names:
+                    if alias.name != "*":
+                        bound = alias.asname or alias.name.partition(".")[0]
+                        self.imports[bound] = statement
+        return chosen
 
     def visit_Module(self, tree: ast.Module) -> ast.Module:
         if not tree.body:
@@ -108,6 +130,7 @@ class CellCompiler(ast.NodeTransformer):
             body[-1] = ast.copy_location(
                 ast.Assign(targets=[ast.Name(VALUE, ast.Store())], value=last.value), last
             )
+        body = [*self._prelude(body), *body]
         source = ast.unparse(ast.fix_missing_locations(ast.Module(body, type_ignores=[])))
         try:
             path, entry = self._compile(source)

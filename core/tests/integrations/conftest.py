@@ -10,9 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from adoption_harness import Project
-
-pytest_plugins = ["pytester"]
+from adoption_harness import Project  # (`pytester` is enabled in the root conftest.py)
 
 
 @pytest.fixture
