@@ -115,7 +115,7 @@ def speculation(op: Any) -> tuple[frozenset[int], tuple[str, ...]]:
     if not innermost(op):
         return none
     body = [inner for inner in op.walk() if inner is not op]
-    if any(inner.name in ("loops.store", "loops.return") for inner in body):
+    if any(inner.name in ("loops.store", "loops.inplace", "loops.return") for inner in body):
         return none
     sets: dict[str, list[Any]] = {}
     gets: dict[str, list[Any]] = {}

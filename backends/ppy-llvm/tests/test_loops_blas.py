@@ -156,7 +156,8 @@ def _view(r: random.Random) -> str:
 
 
 def _program(r: random.Random, k: int) -> str:
-    """`q{k}(M, a, b, n)`: a loop whose body computes dots of random views."""
+    """`q{k}(M, a, b, n)`: a loop whose body computes dots of random views and
+    updates arrays and views in place."""
     call = r.choice(["np.dot({u}, {v})", "{u} @ {v}"]).format(u=_view(r), v=_view(r))
     body = r.choice(
         [
@@ -165,6 +166,9 @@ def _program(r: random.Random, k: int) -> str:
             [f"t = {call}", "if t > s:", "    s = t"],
             [f"s = s * 0.5 + np.sqrt({call})"],
             [f"M[i, 0] -= {call}", "M[i, 0] /= M[0, 0]"],
+            [f"s += {call}", f"a[{r.choice(BOUNDS)}:{r.choice(BOUNDS)}] {r.choice('+-*/')}= s"],
+            [f"s = {call}", f"M {r.choice('+-*/')}= s"],
+            [f"M[i, {r.choice(BOUNDS)}:] {r.choice('+-*/')}= 0.5", f"s -= {call}"],
         ]
     )
     stop = r.choice(["n", "M.shape[0]", "len(a)"])
@@ -178,7 +182,7 @@ def _program(r: random.Random, k: int) -> str:
     return "\n".join(lines)
 
 
-COUNT = 24
+COUNT = 32
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +209,7 @@ def _layout(x: np.ndarray, how: int) -> np.ndarray:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     k=st.integers(0, COUNT - 1),
@@ -279,3 +283,91 @@ def test_loader_refuses_when_the_proof_fails(tmp_path: Path, monkeypatch) -> Non
     assert not hasattr(mod.cholesky, "ppy_stats")  # the Python function itself
     A = _spd(5, 6)
     assert outcome(mod.cholesky, A) == outcome(plain.cholesky, A)
+
+
+# -- in-place array updates (`C *= beta`) ------------------------------------------
+UPDATES = """
+import numpy as np
+
+
+def trmm(alpha: float, A: np.ndarray, B: np.ndarray):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+
+
+def syrk_rows(beta: float, C: np.ndarray):
+    for i in range(C.shape[0]):
+        C[i, :i + 1] *= beta
+
+
+def updates(C: np.ndarray, x: np.ndarray, s: float):
+    for i in range(x.shape[0]):
+        x[:i] += s
+        x[i:] -= 2.0
+        x[i:] /= s
+    C /= s
+    C += x[0]
+    return C.shape[1]  # C is 2-D (an array used only whole has no rank of its own)
+"""
+
+
+@pytest.fixture(scope="module")
+def updates(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    return load_both(tmp_path_factory.mktemp("loops_updates"), "loops_updates", UPDATES)
+
+
+def _nan(bits: int) -> float:
+    return float(np.array([bits], np.uint64).view(np.float64)[0])
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (3, 2), (4, 9), (12, 12), (33, 20)])
+def test_trmm_bit_identical(updates, shape: tuple[int, int]) -> None:
+    mod, plain = updates
+    rng = np.random.default_rng(shape[0])
+    A = rng.random((shape[0], shape[0]))
+    B = rng.random(shape)
+    for alpha in (1.5, -0.0, _nan(0x7FF8000000000002), float("inf")):
+        B2 = B.copy()
+        B2.flat[:: max(1, B2.size // 5)] = _nan(0x7FF8000000000001)  # NaN with NaN
+        for b in (B, B2, np.asfortranarray(B2)):
+            _same(mod, plain, "trmm", alpha, A, b)
+            _same(mod, plain, "syrk_rows", alpha, np.asfortranarray(A))
+
+
+def test_updates_warn_and_keep_numpy_nans(updates) -> None:
+    mod, plain = updates
+    x = np.array([1e300, _nan(0x7FF8000000000001), -0.0, 5e-324, 0.0, np.inf] * 3)
+    C = np.full((5, 4), 1e300)
+    C[1, 1] = _nan(0xFFF8000000000007)
+    for s in (0.0, 1e-300, _nan(0x7FF8000000000002), -np.inf, 3.0):
+        _same(mod, plain, "updates", C, x, s)
+        _same(mod, plain, "updates", C[:, ::-1], x[::2], s)
+
+
+def test_update_of_a_layout_numpy_would_not_coalesce_runs_python(updates) -> None:
+    mod, plain = updates
+    wide = np.random.default_rng(1).random((4, 10))
+    mine, theirs = wide.copy(), wide.copy()  # `outcome` would copy: a C-order array
+    before = mod.trmm.ppy_stats()
+    mod.trmm(2.0, np.eye(4), mine[:, :5])  # rows that do not abut
+    plain.trmm(2.0, np.eye(4), theirs[:, :5])
+    assert mine.tobytes() == theirs.tobytes()
+    after = mod.trmm.ppy_stats()
+    assert after["fast"] == before["fast"]
+    assert sum(after["fallback"].values()) == sum(before["fallback"].values()) + 1
+
+
+def test_proof_refuses_a_different_nan_rule(tmp_path: Path, monkeypatch) -> None:
+    """A library built with another SIMD threshold gives other NaNs: refused."""
+    from ppy_llvm import _loops_inplace
+
+    monkeypatch.setattr(_loops_inplace, "SIMD_MIN", 4)
+    source = UPDATES.replace("def syrk_rows", "def syrk_rows_wrong_rule")
+    with pytest.warns(RuntimeWarning, match="E2042"):
+        mod, plain = load_both(tmp_path, "wrong_rule", source)
+    assert not hasattr(mod.syrk_rows_wrong_rule, "ppy_stats")
+    C = np.full((12, 12), _nan(0x7FF8000000000001))
+    args = (_nan(0x7FF8000000000002), C)
+    assert outcome(mod.syrk_rows_wrong_rule, *args) == outcome(plain.syrk_rows_wrong_rule, *args)
