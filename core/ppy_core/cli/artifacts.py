@@ -117,14 +117,16 @@ def usable(root: Path) -> dict[str, Any] | None:
     """The artifact's checked top manifest when it is the user's own and every file
     matches the size and sha256 recorded when it was built (its module folders are
     marked for the loaders); None when it must be built again."""
-    from ppy_core.diagnostics import Error
+    from ppy_core.runtime.artifact import coded
     from ppy_core.runtime.launch import inspect
 
     if not trust.private_chain(root.parent.parent, root.parent):
         return None
     try:
         manifest, bad = inspect(root)
-    except Error:
+    except Exception as exc:
+        if not coded(exc):
+            raise
         return None
     return None if bad else manifest
 

@@ -134,12 +134,14 @@ def use_manifest(root: Path, manifest: dict[str, Any]) -> None:
 def _artifact_entry(root: Path, fullname: str) -> tuple[Path, str] | None:
     manifest = _MANIFESTS.get(root)
     if manifest is None:  # not checked in this process (PPY_ARTIFACT inherited): check it
-        from ppy_core.diagnostics import Error
+        from ppy_core.runtime.artifact import coded
         from ppy_core.runtime.launch import checked
 
         try:
             manifest = checked(root)
-        except Error:
+        except Exception as exc:
+            if not coded(exc):
+                raise
             return None
         _MANIFESTS[root] = manifest
     module = manifest["modules"].get(fullname)

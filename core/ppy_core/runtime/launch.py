@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from ppy_core.runtime.artifact import coded
 from ppy_core.runtime.finder import ARTIFACT_ENV, install, use_manifest
 from ppy_core.runtime.module import run_as_main, user_traceback
 
@@ -20,13 +21,13 @@ def launch(root: Path, argv: list[str], manifest: dict[str, Any] | None = None) 
     is read, executed or loaded: a file that fails is one coded warning and its piece
     runs as Python. An unusable manifest is a coded error (exit 1), never a traceback.
     `manifest`: the top manifest, when the caller has just `checked` it."""
-    from ppy_core.diagnostics import Error
-
     if manifest is None:
         try:
             manifest = checked(root)
-        except Error as exc:
-            sys.stderr.write(exc.diagnostic.render() + "\n")
+        except Exception as exc:
+            if not coded(exc):
+                raise
+            sys.stderr.write(exc.diagnostic.render() + "\n")  # type: ignore[attr-defined]
             return 1
     os.environ[ARTIFACT_ENV] = str(root)
     use_manifest(root, manifest)

@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 from ppy_core.runtime import dispatch, integrity
-from ppy_core.runtime.artifact import read_code, read_manifest
+from ppy_core.runtime.artifact import coded, read_code, read_manifest
 
 TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
 if TYPE_CHECKING:
@@ -187,8 +187,6 @@ def exec_artifact(
     """Run the artifact module in `directory` inside `module`'s namespace; `source`:
     the module's own file (else its spec's origin). A folder whose manifest or code
     failed its check, or is malformed, runs that module as Python: one coded warning."""
-    from ppy_core.diagnostics import Error
-
     good = integrity.verified(directory)
     where = directory / "manifest.json"
     try:
@@ -198,7 +196,9 @@ def exec_artifact(
                 raise _unchecked(where)
         manifest = read_manifest(directory)
         code = read_code(directory, manifest)
-    except Error as exc:
+    except Exception as exc:
+        if not coded(exc):
+            raise
         _exec_python(directory, module, source, exc, integrity.report(where))
         return
     refuse = ""
@@ -262,11 +262,11 @@ def run_as_main(directory: Path, argv: list[str], *, check: bool = False, source
     """Run the artifact as `__main__`, as `python FILE ARGS` would run its source
     (`source`: its path, where the caller knows it; else its manifest's)."""
     if not source:
-        from ppy_core.diagnostics import Error
-
         try:
             source = read_manifest(directory)["module"]["path"]
-        except Error:
+        except Exception as exc:
+            if not coded(exc):
+                raise
             source = str(directory / "source.py")
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from pipeline_harness import VECMATH_ON, Harness, stats_table, write
 
+from ppy_core.cache.files import sha256_file
+
 PROBE = (
     "sorted(m for m in sys.modules if m.startswith(('ppy_core.ir', 'ppy_core.interface', "
     "'ppy_core.compiler', 'importlib.metadata', 'ppy_testkit', 'tomllib', 'ppy_core.diagnostics')))"
@@ -130,10 +132,13 @@ def test_ppy_run_keeps_its_artifact_under_the_cache_dir_and_checks_it(
     data[-1] ^= 0x01  # same size, other bytes
     (runs[0] / code).write_bytes(bytes(data))
     done = harness.ppy("run", project / "prog.ppy", env=env)
-    assert done.returncode == 2
-    assert done.stdout == ""  # nothing from it ran
-    assert "does not match the hash recorded when it was built" in done.stderr
+    # the changed code never ran: the artifact failed its check and was built again
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Vec([4.0, 9.0])\n"
+    assert "failed its check" in done.stderr
     assert "[E3001]" in done.stderr
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    assert sha256_file(runs[0] / code) == manifest["files"][code]["sha256"]  # healed
 
 
 def test_an_artifact_runs_its_compiled_parts_only_while_its_plugin_is_enabled(
