@@ -52,6 +52,13 @@ def backward(A: np.ndarray, x: np.ndarray, y: np.ndarray):
         x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
 
 
+def syrk(alpha: float, beta: float, C: np.ndarray, A: np.ndarray):
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= beta
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+
+
 def with_step(A: np.ndarray, x: np.ndarray) -> float:
     s = 0.0
     for i in range(A.shape[0]):
@@ -134,7 +141,7 @@ def test_shape_mismatch_and_index_errors(kernels) -> None:
     _same(mod, plain, "trisolv", L[:, :2], np.zeros(3), np.zeros(3))  # lengths differ
 
 
-def test_slice_with_step_is_refused(kernels, tmp_path: Path) -> None:
+def test_what_stays_python_is_named(kernels, tmp_path: Path) -> None:
     from ppy_core.compiler.cached import compile_file, load_manifest
 
     mod, _ = kernels
@@ -144,6 +151,8 @@ def test_slice_with_step_is_refused(kernels, tmp_path: Path) -> None:
     remarks = load_manifest(compile_file(path).entry)["remarks"]
     why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
     assert "a slice with a step does not compile yet" in why["with_step"]
+    assert "an array expression on the right of an in-place update" in why["syrk"]
+    assert "line 39" in why["syrk"]  # the statement, by its line
 
 
 # -- random loop bodies ----------------------------------------------------------

@@ -411,6 +411,17 @@ class LoopExpressions:
         if op is None:
             raise Refused(stmt, f"{where}: only += -= *= /= of arrays compile")
         whole = isinstance(stmt.target, ast.Name)
+        indexed = {id(n.value) for n in ast.walk(stmt.value) if isinstance(n, ast.Subscript)}
+        if any(
+            self.is_view(n)
+            for n in ast.walk(stmt.value)
+            if isinstance(n, ast.Name | ast.Subscript) and id(n) not in indexed
+        ):
+            raise Refused(
+                stmt,
+                f"{where}: an array expression on the right of an in-place update does not "
+                "compile yet (a scalar does)",
+            )
         if not whole and not _cannot_raise(stmt.value):
             # Python checks the view's indices before it evaluates the right side
             raise Refused(stmt, f"{where}: the right side of a view's update may raise")
