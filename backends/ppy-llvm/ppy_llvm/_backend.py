@@ -37,12 +37,14 @@ class LlvmBackend(Backend):
 
     def fingerprint(self) -> str:
         """``v1:llvmlite=X:cpu=<sha256 prefix>:features=<sha256 prefix>:abi=N``: the
-        kernel ABI's version too, since units are written for it."""
+        kernel ABI's version too, since units are written for it; ``:cost=off`` where
+        the cost rule is (`_cost.rule_on`), since it decides which sites build."""
         from ppy_core.runtime.abi import ABI_VERSION
 
+        from ._cost import rule_on
         from ._host import fingerprint
 
-        return f"{fingerprint()}:abi={ABI_VERSION}"
+        return f"{fingerprint()}:abi={ABI_VERSION}" + ("" if rule_on() else ":cost=off")
 
     def read_spec(self, spec: Any) -> str | None:
         """Reads intrinsic specs it implements (the unary functions its kernels lower,
@@ -88,6 +90,11 @@ class LlvmBackend(Backend):
         refused = _refusal(library, spec)
         if refused:
             return reason("E2108", refused)
+        from ._cost import cost_refusal
+
+        costly = cost_refusal(spec)
+        if costly:
+            return reason("E2109", costly)
         return self.can_lower_spec(spec, library)
 
     def can_lower_spec(self, spec: Any, library: str) -> str | None:

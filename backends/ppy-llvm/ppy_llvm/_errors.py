@@ -22,6 +22,10 @@ CODES: Final[dict[str, tuple[str, str]]] = {
     "E2106": ("kernel build failed: {detail}", "see the saved IR and build log named above"),
     "E2107": ("kernel IR is malformed: {detail}", "report a compiler bug; this site stays NumPy"),
     "E2108": ("no run-time guard for {detail}", "this site stays with its library"),
+    "E2109": (
+        "{detail} cannot beat the library's own calls (the cost rule, `_cost.py`)",
+        "this site stays with its library; fuse arithmetic into it, or PPY_COST_RULE=0",
+    ),
     "E2040": ("typed loops cannot be lowered: {detail}", "the function stays Python"),
     "E2049": (
         "{detail}: integer kernels hold wrapping + - *, negation, abs, extrema, compares",

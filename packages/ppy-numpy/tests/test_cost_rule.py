@@ -1,0 +1,76 @@
+"""The llvm backend's cost rule (`ppy_llvm._cost`), both ways, through the NumPy plugin:
+a reduction over nothing but a NumPy loop call (`np.log(x).sum()`) stays Python with
+E2109 and NumPy's answer; one with arithmetic fused around the loop
+(`np.sum(np.exp(x) * 2.0)`) compiles and runs fast with NumPy's bits; with the rule off
+(`PPY_COST_RULE=0`) the first compiles too, so the rule is what kept it Python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _npharness import Pair, compile_pair
+
+import ppy
+
+SOURCE = """\
+import numpy as np
+import numpy.typing as npt
+
+
+def log_sum(x: npt.NDArray[np.float64]):
+    return np.log(x).sum()
+
+
+def max_tanh(x: npt.NDArray[np.float64]):
+    return np.max(np.tanh(x))
+
+
+def exp_sum(x: npt.NDArray[np.float64]):
+    return np.sum(np.exp(x) * 2.0)
+"""
+
+
+def _fast(pair: Pair, name: str, x: np.ndarray) -> tuple[int, bool]:
+    """(fast-path calls of one call of `name`, whether its answer is NumPy's bits)."""
+    ppy.reset_stats()
+    got = getattr(pair.fast, name)(x)
+    fast, _ = pair.counts(name)
+    want = getattr(pair.plain, name)(x)
+    return fast, np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def _reasons(pair: Pair, name: str) -> str:
+    return " ".join(" ".join(r["reasons"]) for r in pair.records(name))
+
+
+@pytest.fixture
+def x() -> np.ndarray:
+    return np.random.default_rng(7).uniform(0.5, 2.0, 20_000)
+
+
+def test_rule_keeps_loop_only_reductions_python(
+    project: Path, x: np.ndarray, proven: dict[str, str]
+) -> None:
+    if any(proven.get(f) != "ok" for f in ("log", "tanh", "exp")):
+        pytest.skip(f"the loops are not proven on this build: {proven}")
+    pair = compile_pair(project, "cost_rule_on", SOURCE)
+    for name in ("log_sum", "max_tanh"):
+        assert not pair.compiled(name), pair.records(name)
+        assert "E2109" in _reasons(pair, name), _reasons(pair, name)
+        assert _fast(pair, name, x) == (0, True)
+    assert pair.compiled("exp_sum"), pair.records("exp_sum")
+    assert _fast(pair, "exp_sum", x) == (1, True)
+
+
+def test_rule_off_compiles_them(
+    project: Path, x: np.ndarray, proven: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if any(proven.get(f) != "ok" for f in ("log", "tanh")):
+        pytest.skip(f"the loops are not proven on this build: {proven}")
+    monkeypatch.setenv("PPY_COST_RULE", "0")
+    pair = compile_pair(project, "cost_rule_off", SOURCE)
+    for name in ("log_sum", "max_tanh"):
+        assert pair.compiled(name), pair.records(name)
+        assert _fast(pair, name, x) == (1, True)
