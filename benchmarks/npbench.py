@@ -407,6 +407,140 @@ def chart(rows: list[dict[str, Any]], out: Path, stem: str, title: str) -> None:
     )
 
 
+# -- the cost rule, site by site (`ppy_llvm._cost`) -----------------------------------
+
+#: (site, its expression over x, a float64 array in [0.5, 2)): the rule's cases and the
+#: second suite's sites (`log_likelihood`'s three, `euclidean_distance_square`'s square)
+COST_SITES: dict[str, str] = {
+    "np.log(x).sum()": "np.log(x).sum()",
+    "np.sum(np.exp(x))": "np.sum(np.exp(x))",
+    "np.max(np.log(x))": "np.max(np.log(x))",
+    "np.max(np.tanh(x))": "np.max(np.tanh(x))",
+    "np.mean(np.exp(x))": "np.mean(np.exp(x))",
+    "np.sum(np.sin(x))": "np.sum(np.sin(x))",
+    "np.sum(np.exp(x) * 2.0)": "np.sum(np.exp(x) * 2.0)",
+    "np.sum(np.log(x) * x)": "np.sum(np.log(x) * x)",
+    "(x - 0.1) ** 2 / (2 * 1.1 ** 2)": "(x - 0.1) ** 2 / (2 * 1.1**2)",
+    "np.exp(-x)": "np.exp(-x)",
+    "np.square(x)": "np.square(x)",
+    "np.sum(x * x)": "np.sum(x * x)",
+}
+
+
+def cost_rows(sizes: list[int], rounds: int) -> list[dict[str, Any]]:
+    """Per site and size: the kernel's time (built with `PPY_COST_RULE=0`) and NumPy's
+    (the site's Python), interleaved best-of-`rounds`, and what the rule decided."""
+    import numpy as np
+
+    import ppy
+    from ppy_core.compiler.cached import compile_file, load_manifest
+    from ppy_numpy._runtime import set_num_threads
+
+    set_num_threads(1)
+    names = {site: f"site{i}" for i, site in enumerate(COST_SITES)}
+    source = "import numpy as np\nimport numpy.typing as npt\n\n" + "".join(
+        f"\ndef {names[site]}(x: npt.NDArray[np.float64]):\n    return {expr}\n\n"
+        for site, expr in COST_SITES.items()
+    )
+    modules, decided = {}, {}
+    with tempfile.TemporaryDirectory(prefix="ppy-npbench-cost-") as tmp:
+        folder = Path(tmp)
+        os.environ["PPY_CACHE_DIR"] = str(folder / "cache")
+        (folder / "pyproject.toml").write_text(PYPROJECT)
+        for rule in ("1", "0"):
+            os.environ["PPY_COST_RULE"] = rule
+            path = folder / f"cost_rule_{rule}.py"
+            path.write_text(source)
+            manifest = load_manifest(compile_file(path).entry)
+            modules[rule] = ppy.load(path, path.stem)
+            if rule == "1":
+                for r in manifest["expr_sites"]:
+                    why = " ".join(r.get("reasons", []))
+                    decided[r["function"]] = (
+                        "Python (E2109)"
+                        if "E2109" in why
+                        else "compiled"
+                        if r["unit"]
+                        else "Python"
+                    )
+        os.environ.pop("PPY_COST_RULE")
+    plain = {name: eval(f"lambda x: {expr}", {"np": np}) for name, expr in COST_SITES.items()}
+    rows = []
+    for n in sizes:
+        x = np.random.default_rng(n).uniform(0.5, 2.0, n)
+        for site, name in names.items():
+            kernel = getattr(modules["0"], name)
+            ppy.reset_stats()
+            kernel(x)
+            ran = any(int(v.get("fast", 0)) for v in ppy.stats().values())
+            best = {"kernel": float("inf"), "NumPy": float("inf")}
+            for _ in range(rounds):
+                for label, fn in (("NumPy", plain[site]), ("kernel", kernel)):
+                    t0 = time.perf_counter()
+                    fn(x)
+                    best[label] = min(best[label], time.perf_counter() - t0)
+            rows.append(
+                {
+                    "site": site,
+                    "n": n,
+                    "t_kernel": best["kernel"],
+                    "t_python": best["NumPy"],
+                    "kernel_ran": ran,
+                    "rule": decided.get(name, "?"),
+                }
+            )
+            print(f"  n={n:<8} {site:<34} x{best['kernel'] / best['NumPy']:.2f} {rows[-1]['rule']}")
+    return rows
+
+
+def cost_report(rows: list[dict[str, Any]], command: str) -> str:
+    sys.path.insert(0, str(HERE))
+    import numpy_fusion as nf
+
+    lines = [
+        "# The cost rule, site by site: the compiled kernel vs the site's Python (NumPy)",
+        "",
+        f"Machine: {nf.machine()}.",
+        f"Command: `{command}` ({time.strftime('%Y-%m-%d %H:%M %Z')}). One thread.",
+        "",
+        "kernel µs: the site built with the rule off (`PPY_COST_RULE=0`); Python µs: the "
+        "same expression as NumPy runs it; interleaved best-of-N calls (a shared 2-core "
+        "machine). rule: what `ppy_llvm._cost` decided (E2109: kept Python). "
+        "outcome: what a call costs with the rule's decision, over NumPy's time (1.00 where "
+        "the site stays Python); slower: the outcome is over 1.05 (a compiled site slower "
+        "than NumPy, what the rule exists to prevent); lost: the rule kept Python a kernel "
+        "that was faster by more than 5%.",
+        "",
+        "| site | n | kernel µs | Python µs | kernel x | rule | outcome x | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    slower, lost = [], []
+    for r in rows:
+        x = r["t_kernel"] / r["t_python"]
+        kept = r["rule"].startswith("Python") or not r["kernel_ran"]
+        outcome = 1.0 if kept else x
+        note = ""
+        if outcome > SLOWER:
+            note = "slower"
+            slower.append(f"`{r['site']}` at {r['n']:.0e}")
+        elif kept and x < 2 - SLOWER:
+            note = "lost"
+            lost.append(f"`{r['site']}` at {r['n']:.0e}")
+        lines.append(
+            f"| `{r['site']}` | {r['n']:.0e} | {fmt_t(r['t_kernel'])} | {fmt_t(r['t_python'])} "
+            f"| {x:.2f}{'' if r['kernel_ran'] else ' (not fast)'} | {r['rule']} | "
+            f"{outcome:.2f} | {note} |"
+        )
+    lines += [
+        "",
+        f"- Slower than NumPy by more than 5% with the rule's decision: {len(slower)} of "
+        f"{len(rows)} rows ({', '.join(slower) or 'none'}).",
+        f"- Wins the rule gives up (kept Python, kernel faster by more than 5%): "
+        f"{len(lost)} ({', '.join(lost) or 'none'}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=SUITES, default="npbench")
@@ -415,11 +549,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per kernel")
     parser.add_argument("--out", default=str(HERE / "results"))
+    parser.add_argument(
+        "--cost", action="store_true", help="the cost rule's per-site table instead"
+    )
+    parser.add_argument("--sizes", default="1e3,1e4,1e5", help="--cost: array sizes")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.annotated and args.suite != "npbench":
         parser.error("--annotated applies to the npbench suite")
+    if args.cost:
+        command = "python benchmarks/npbench.py " + " ".join(
+            argv if argv is not None else sys.argv[1:]
+        )
+        sizes = [int(float(v)) for v in args.sizes.split(",")]
+        text = cost_report(cost_rows(sizes, max(args.rounds, 100)), command)
+        print(text)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "npbench_cost.md").write_text(text, encoding="utf-8")
+        return 0
     if args.worker:
         worker(args.suite, args.worker, args.annotated, args.rounds, Path(args.result))
         return 0
