@@ -1,0 +1,4 @@
+
+__version__ = "1.0.0"
+
+from ._financial import *
