@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from ppy._annotations import DType, Shape
 from ppy._decorators import fastmath, jax, opt, pure
-from ppy._install import Installed, install
 from ppy._load import load, reset_stats, stats
 from ppy_core import __version__
 from ppy_core.diagnostics import Error, VerifyError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ppy._install import Installed, install
 
 __all__ = [
     "__version__",
@@ -30,6 +33,15 @@ __all__ = [
     "stats",
     "reset_stats",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`ppy.install` and `ppy.Installed` load on first use: `import ppy` stays as light."""
+    if name in ("install", "Installed"):
+        from ppy import _install
+
+        return getattr(_install, name)
+    raise AttributeError(f"module 'ppy' has no attribute {name!r}")
 
 
 def load_ipython_extension(shell: object) -> None:
