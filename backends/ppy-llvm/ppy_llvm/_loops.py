@@ -127,6 +127,12 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "args": list(func.attributes["py_args"]),
             "result": func.attributes["py_result"],
             "writes": list(func.attributes["writes"]),
+            # arrays made up front (their statements, which the site runs) and the
+            # arrays returned (the site builds the value): see loops_locals
+            "params": list(func.attributes.get("params", ())),
+            "prologue": list(func.attributes.get("prologue", ())),
+            "returns": list(func.attributes.get("returns", ())),
+            "single": bool(func.attributes.get("single", False)),
             "arrays": [
                 [a.type.element.kind, len(a.type.shape)]
                 for a, py in zip(func.entry.args, func.attributes["py_args"], strict=True)

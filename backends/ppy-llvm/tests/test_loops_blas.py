@@ -52,6 +52,31 @@ def backward(A: np.ndarray, x: np.ndarray, y: np.ndarray):
         x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
 
 
+def ludcmp(A: np.ndarray, b: np.ndarray):
+    x = np.zeros_like(b)
+    y = np.zeros_like(b)
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    for i in range(A.shape[0]):
+        y[i] = b[i] - A[i, :i] @ y[:i]
+    for i in range(A.shape[0] - 1, -1, -1):
+        x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x, y
+
+
+def prefix(a: np.ndarray):
+    out = np.empty_like(a)
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+        out[i] = s
+    return out
+
+
 def syrk(alpha: float, beta: float, C: np.ndarray, A: np.ndarray):
     for i in range(A.shape[0]):
         C[i, :i + 1] *= beta
@@ -97,6 +122,24 @@ def test_npbench_kernels_bit_identical(kernels, n: int) -> None:
     _same(mod, plain, "backward", np.triu(A), rng.random(n), rng.random(n))
     _same(mod, plain, "lu", np.asfortranarray(A))  # column-major: the any-strides copy
     _same(mod, plain, "trisolv", L.T.copy().T, rng.random(2 * n)[::2], rng.random(n))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 40])
+def test_ludcmp_makes_and_returns_its_arrays(kernels, n: int) -> None:
+    """NPBench's ludcmp: `x = np.zeros_like(b)` made by NumPy up front, `return x, y`."""
+    mod, plain = kernels
+    rng = np.random.default_rng(n)
+    A, b = _spd(n, n + 7), rng.random(n)
+    _same(mod, plain, "ludcmp", A, b)
+    _same(mod, plain, "ludcmp", np.asfortranarray(A), rng.random(2 * n)[::2])
+    _same(mod, plain, "prefix", b)
+    if n:
+        _same(mod, plain, "ludcmp", A, rng.random(n + 1))  # A[n, :n]: IndexError
+        before = mod.ludcmp.ppy_stats()["fallback"]
+        assert outcome(mod.ludcmp, A, b.astype(np.float32)) == outcome(
+            plain.ludcmp, A, b.astype(np.float32)
+        )
+        assert sum(mod.ludcmp.ppy_stats()["fallback"].values()) == sum(before.values()) + 1
 
 
 def test_npbench_kernels_special_values(kernels) -> None:
@@ -152,7 +195,7 @@ def test_what_stays_python_is_named(kernels, tmp_path: Path) -> None:
     why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
     assert "a slice with a step does not compile yet" in why["with_step"]
     assert "an array expression on the right of an in-place update" in why["syrk"]
-    assert "line 39" in why["syrk"]  # the statement, by its line
+    assert "line 64" in why["syrk"]  # the statement, by its line
 
 
 # -- random loop bodies ----------------------------------------------------------

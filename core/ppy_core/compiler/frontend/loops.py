@@ -36,6 +36,7 @@ from ppy_core.compiler.frontend.loops_expr import (
     ir_type,
     subscript_chain,
 )
+from ppy_core.compiler.frontend.loops_locals import local_arrays
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
 from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
@@ -134,6 +135,8 @@ class LoopsBuilder(LoopExpressions):
     # -- the build, repeated until the int bounds stop growing -----------------------
     def build(self) -> FuncOp:
         params = self.params()
+        self.locals = local_arrays(self.func, self.typer, params)
+        params = params + self.locals.params  # the arrays made up front: passed in
         for _ in range(8):  # a bound still growing after this grows with each iteration
             before = dict(self.bounds)
             self.rerun, self.grown = False, {}
@@ -163,7 +166,8 @@ class LoopsBuilder(LoopExpressions):
             if p.kind in ("int", "float"):
                 bound = ARG_BOUND if p.kind == "int" else 0
                 self._assign(p.name, Typed(self.args[p.name], p.kind, bound), self.func, assigned)
-        body = [s for s in self.func.body if not _docstring(s)]
+        skipped = self.locals.skipped  # the site runs the allocations and the return
+        body = [s for s in self.func.body if not _docstring(s) and id(s) not in skipped]
         falls = self.statements(body, assigned, loop=False)
         if falls and self.result not in (None, "none"):
             raise Refused(self.func.body[-1], "the function can end without a return value")
@@ -172,6 +176,11 @@ class LoopsBuilder(LoopExpressions):
         func.attributes["py_args"] = tuple(p.kind for p in params)
         func.attributes["py_result"] = self.result or "none"
         func.attributes["writes"] = tuple(sorted(self.writes))
+        func.attributes["params"] = tuple(p.name for p in params)
+        if self.locals.prologue or self.locals.returns:
+            func.attributes["prologue"] = self.locals.prologue
+            func.attributes["returns"] = self.locals.returns
+            func.attributes["single"] = self.locals.single
         return func
 
     def emit(

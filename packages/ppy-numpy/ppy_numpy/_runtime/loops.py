@@ -106,8 +106,13 @@ class LoopsSite:
             for a in [next(arrays) if k == "array" else None]
         ]
         code = fallback.__code__  # the function itself: a function site's fallback
-        names = code.co_varnames[: len(self.kinds)]
+        names = list(data.get("params") or code.co_varnames[: len(self.kinds)])
         self.writes = {k for k, name in enumerate(names) if name in set(data["writes"])}
+        # arrays the function makes up front: their statements run here, in Python
+        self.prologue = _prologue(list(data.get("prologue", ())), names, fallback)
+        self.visible = len(self.kinds) - len(data.get("prologue", ()))
+        self.returns = [names.index(n) for n in data.get("returns", ())]
+        self.single = bool(data.get("single", False))
         self.result = str(data["result"])
         self.zero = list(data["zero_messages"])
         self.events, self.ops = list(data["flag_events"]), list(data["flag_ops"])
@@ -126,11 +131,19 @@ class LoopsSite:
         return self.fallback(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) != len(self.kinds):
+        if kwargs or len(args) != self.visible:
             return self._python("keyword or missing arguments", args, kwargs)
         packed = self.Args()
         contiguous = True
-        for k, x in enumerate(args):
+        full = args
+        if self.prologue is not None:  # the arrays it makes, from arrays of its dtypes
+            for k, x in enumerate(args):
+                if self.kinds[k] == "array" and (
+                    type(x) is not np.ndarray or x.dtype is not self.specs[k][0]  # type: ignore[index]
+                ):
+                    return self._python(f"argument {k + 1} is not its array", args, kwargs)
+            full = (*args, *self.prologue(*args))
+        for k, x in enumerate(full):
             kind = self.kinds[k]
             if kind == "array":
                 dtype, rank = self.specs[k]  # type: ignore[misc]
@@ -159,9 +172,14 @@ class LoopsSite:
         out = self.Out()
         code = (self.fn_c if contiguous else self.fn)(packed, out)
         if code == LAYOUT:  # returned on entry, before anything ran
-            return self._python("an array updated in place NumPy would not coalesce", args, kwargs)
+            reason = "an array updated in place NumPy would not coalesce"
+            return self._python(reason, args, kwargs)
         self.fast += 1
-        return self.answer(code, tuple(out), state, 4)
+        value = self.answer(code, tuple(out), state, 4)
+        if self.returns:  # the arrays the function returns, as it names them
+            made = tuple(full[k] for k in self.returns)
+            return made[0] if self.single else made
+        return value
 
     def answer(
         self,
@@ -228,6 +246,22 @@ class LoopsSite:
 
     def ppy_reset(self) -> None:
         self.fast, self.fallbacks = 0, {}
+
+
+def _prologue(source: list[str], names: list[str], fallback: Any) -> Any:
+    """The function's leading allocations (`x = np.zeros_like(b)`) as a Python
+    function of its parameters returning the arrays, run in its own globals; None
+    when it has none."""
+    if not source:
+        return None
+    made = names[len(names) - len(source) :]
+    params = ", ".join(names[: len(names) - len(source)])
+    text = f"def _ppy_prologue({params}):\n"
+    text += "".join(f"    {line}\n" for line in source)
+    text += f"    return ({', '.join(made)},)\n"
+    space: dict[str, Any] = {}
+    exec(compile(text, f"<prologue of {fallback.__name__}>", "exec"), fallback.__globals__, space)
+    return space["_ppy_prologue"]
 
 
 def load(
@@ -308,7 +342,10 @@ _RESULT_CODES["fnum"] = "x"
 
 def _in_c(site: LoopsSite, fns: list[Any]) -> Any:
     """The C caller in front of `site` (guard, call and boxing without Python code:
-    well under a microsecond), or None where the extension is not built."""
+    well under a microsecond), or None where the extension is not built or the
+    function makes or returns arrays (the site does that in Python)."""
+    if site.prologue is not None or site.returns:
+        return None
     try:
         from ppy_numpy._runtime._loopcall import LoopCall
     except ImportError:  # a source tree without the built extension: Python calls

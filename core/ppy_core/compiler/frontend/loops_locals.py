@@ -1,0 +1,92 @@
+"""Typed loops: the arrays a function makes up front and the arrays it returns.
+
+`x = np.zeros_like(b)` / `np.empty_like(b)` as the function's first statements (b a
+typed array parameter, x assigned nowhere else) make x one more array of b's type:
+the runtime site runs exactly those statements in Python before the call (NumPy's
+own allocation, its layout and its errors) and hands the arrays in. A last
+statement `return x, y` (or `return x`) of such arrays or array parameters, and no
+other return, gives the call's value: the site builds it from the same objects.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ppy_core.compiler.frontend.loops_expr import Param, Refused
+
+MAKERS = ("numpy.zeros_like", "numpy.empty_like")
+
+
+@dataclass(frozen=True, slots=True)
+class Locals:
+    params: list[Param]  # the arrays made up front, after the real parameters
+    skipped: frozenset[int]  # ids of the statements the site runs or answers itself
+    prologue: tuple[str, ...]  # those statements' source, in order
+    returns: tuple[str, ...]  # the names `return` gives, () for none
+    single: bool  # `return x` (not a tuple)
+
+
+def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Locals:
+    arrays = {p.name: p for p in params if p.kind in ("array", "unused")}
+    stores: dict[str, int] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    body = [s for s in func.body if not _docstring(s)]
+    made: list[Param] = []
+    skipped: set[int] = set()
+    source: list[str] = []
+    for stmt in body:
+        found = _maker(stmt, typer)
+        if found is None:
+            break
+        name, base = found
+        p = arrays.get(base)
+        if p is None or p.tensor is None or name in arrays or stores.get(name) != 1:
+            break
+        made.append(Param(name, "array", p.tensor))
+        arrays[name] = made[-1]
+        skipped.add(id(stmt))
+        source.append(ast.unparse(stmt))
+    returns: tuple[str, ...] = ()
+    single = False
+    last = body[-1] if body else None
+    if isinstance(last, ast.Return) and last.value is not None:
+        names = last.value.elts if isinstance(last.value, ast.Tuple) else [last.value]
+        if names and all(isinstance(n, ast.Name) and n.id in arrays for n in names):
+            others = [n for n in ast.walk(func) if isinstance(n, ast.Return) and n is not last]
+            if others:
+                raise Refused(others[0], "a function returning its arrays returns only at its end")
+            returns = tuple(n.id for n in names)  # type: ignore[union-attr]
+            single = not isinstance(last.value, ast.Tuple)
+            skipped.add(id(last))
+    return Locals(made, frozenset(skipped), tuple(source), returns, single)
+
+
+def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str] | None:
+    """(x, b) for `x = np.zeros_like(b)` / `x = np.empty_like(b)`."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and len(stmt.value.args) == 1
+        and not stmt.value.keywords
+        and isinstance(stmt.value.args[0], ast.Name)
+        and typer.qualname(stmt.value.func) in MAKERS
+    ):
+        return None
+    return stmt.targets[0].id, stmt.value.args[0].id
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+__all__ = ["MAKERS", "Locals", "local_arrays"]
