@@ -78,7 +78,7 @@ def kernels(suite: str, annotated: bool) -> dict[str, dict[str, Any]]:
     root = CORPUS / "numpy_benchmarks" / "numpy_benchmarks" / "benchmarks"
     for path in sorted(root.glob("*.py")):
         lines = path.read_text().splitlines()
-        setup = [ln.split(":", 1)[1] for ln in lines if ln.startswith("#setup:")]
+        setup = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("#setup:")]
         run = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("#run:")]
         if setup and run:
             call = ast.parse(run[0], mode="eval").body
@@ -159,13 +159,14 @@ def answer(fn: Callable[..., Any], args: list[Any]) -> tuple[Any, list[Any]]:
 
 
 def site_counts(path: Path) -> tuple[int, int]:
-    """(expression sites, typed loops) the compiled module holds (a cache hit here)."""
+    """(expression sites, function sites: typed loops, regions) the compiled module
+    holds (a cache hit here)."""
     from ppy_core.compiler.cached import compile_file, load_manifest
 
     manifest = load_manifest(compile_file(path).entry)
     sites = sum(r.get("unit") is not None for r in manifest.get("expr_sites", []))
-    loops = len(manifest.get("loops", []) or [])
-    return sites, loops
+    functions = sum(r.get("unit") is not None for r in manifest.get("function_sites", []))
+    return sites, functions
 
 
 def time_round_robin(
@@ -318,11 +319,12 @@ def report(rows: list[dict[str, Any]], title: str, command: str, wall: float) ->
         "µs: best call of round-robin rounds (NumPy, PPy, Numba in turn, fresh inputs each "
         "call; a shared 2-core machine, so a few percent is noise). x: time over NumPy's. "
         "same: the return value and every array argument after the call equal NumPy's bit "
-        "for bit. fast: the sites that ran PPy's fast path (`ppy.stats()`); sites/loops: "
-        "what the module compiled. first: PPy's `ppy.load` into a cold cache plus its first "
+        "for bit. fast: the sites that ran PPy's fast path (`ppy.stats()`); sites/fns: "
+        "the expression sites and function sites (typed loops) the module compiled. "
+        "first: PPy's `ppy.load` into a cold cache plus its first "
         "call; Numba's first call (compile included).",
         "",
-        "| kernel | NumPy µs | PPy µs | PPy x | same | fast | sites/loops | PPy first s "
+        "| kernel | NumPy µs | PPy µs | PPy x | same | fast | sites/fns | PPy first s "
         "| Numba µs | Numba x | Numba same | Numba first s | note |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -373,7 +375,7 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
         f"- Kernels: {n}; PPy ran {len(ppy)} (errors: {', '.join(errors) or 'none'}).",
         f"- Fast path ran in **{len(fast_rows)}/{n}**; some site or loop compiled in "
         f"{len(compiled)}/{n} ({sum(r.get('sites', 0) for r in rows)} sites, "
-        f"{sum(r.get('loops', 0) for r in rows)} loops).",
+        f"{sum(r.get('loops', 0) for r in rows)} function sites: typed loops).",
         f"- PPy's answer bit-identical to NumPy's in {sum(bool(r.get('ppy_same')) for r in rows)}"
         f"/{len(ppy)}; differs in: "
         f"{', '.join(r['kernel'] for r in rows if r.get('ppy_same') is False) or 'none'}.",
@@ -409,8 +411,11 @@ def chart(rows: list[dict[str, Any]], out: Path, stem: str, title: str) -> None:
 
 # -- the cost rule, site by site (`ppy_llvm._cost`) -----------------------------------
 
-#: (site, its expression over x, a float64 array in [0.5, 2)): the rule's cases and the
-#: second suite's sites (`log_likelihood`'s three, `euclidean_distance_square`'s square)
+#: site -> its expression over x (a float64 array in [0.5, 2)), or a statement over x and
+#: y (another) and the name it returns: the rule's cases, the second suite's sites
+#: (`log_likelihood`'s three, `euclidean_distance_square`'s square) and NPBench's
+#: augmented stores (`data -= mean` in correlation and covariance), which no rule
+#: reaches yet (their target is an operand: the store goes through a temporary)
 COST_SITES: dict[str, str] = {
     "np.log(x).sum()": "np.log(x).sum()",
     "np.sum(np.exp(x))": "np.sum(np.exp(x))",
@@ -424,6 +429,9 @@ COST_SITES: dict[str, str] = {
     "np.exp(-x)": "np.exp(-x)",
     "np.square(x)": "np.square(x)",
     "np.sum(x * x)": "np.sum(x * x)",
+    "x -= y": "x -= y; x",
+    "x -= 2.0 * y": "x -= 2.0 * y; x",
+    "x[:] = x * y + 1.0": "x[:] = x * y + 1.0; x",
 }
 
 
@@ -439,7 +447,9 @@ def cost_rows(sizes: list[int], rounds: int) -> list[dict[str, Any]]:
     set_num_threads(1)
     names = {site: f"site{i}" for i, site in enumerate(COST_SITES)}
     source = "import numpy as np\nimport numpy.typing as npt\n\n" + "".join(
-        f"\ndef {names[site]}(x: npt.NDArray[np.float64]):\n    return {expr}\n\n"
+        f"\ndef {names[site]}(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]):\n"
+        + "".join(f"    {line.strip()}\n" for line in expr.split(";")[:-1])
+        + f"    return {expr.split(';')[-1].strip()}\n\n"
         for site, expr in COST_SITES.items()
     )
     modules, decided = {}, {}
@@ -464,20 +474,22 @@ def cost_rows(sizes: list[int], rounds: int) -> list[dict[str, Any]]:
                         else "Python"
                     )
         os.environ.pop("PPY_COST_RULE")
-    plain = {name: eval(f"lambda x: {expr}", {"np": np}) for name, expr in COST_SITES.items()}
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)  # the same functions, as Python runs them
+    plain = {site: namespace[name] for site, name in names.items()}
     rows = []
     for n in sizes:
-        x = np.random.default_rng(n).uniform(0.5, 2.0, n)
+        x, y = np.random.default_rng(n).uniform(0.5, 2.0, (2, n))
         for site, name in names.items():
             kernel = getattr(modules["0"], name)
             ppy.reset_stats()
-            kernel(x)
+            kernel(x.copy(), y)
             ran = any(int(v.get("fast", 0)) for v in ppy.stats().values())
             best = {"kernel": float("inf"), "NumPy": float("inf")}
             for _ in range(rounds):
                 for label, fn in (("NumPy", plain[site]), ("kernel", kernel)):
                     t0 = time.perf_counter()
-                    fn(x)
+                    fn(x, y)
                     best[label] = min(best[label], time.perf_counter() - t0)
             rows.append(
                 {
