@@ -159,6 +159,15 @@ def _exit_status(body: Any, sources: set[str]) -> int:
 def _activate_packages(source: str, folder: str = "") -> None:
     """`[tool.ppy] packages` of the project of `source`: compiled as they are imported
     (`folder`: where the program will find them, not on sys.path yet)."""
+    from ppy_core.cache import records
+
+    pyproject = records.nearest_pyproject(source)
+    try:  # the usual case, no `packages` said: a small read, no more imports
+        with open(pyproject or os.devnull, "rb") as handle:
+            if b"packages" not in handle.read():
+                return
+    except OSError:
+        return
     from ppy_core.runtime.packages import activate, configured
 
     names = configured(source)
