@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _ACTIVE: ContextVar[Path | None] = ContextVar("ppy_cache_root", default=None)
+#: the file in each backend folder that says ppy made it (`ppy cache clear` removes
+#: only such folders: a cache root may be a folder holding the user's own files too)
+BACKEND_MARKER = ".ppy-backend"
 
 
 def default_root() -> Path:
@@ -67,7 +70,12 @@ def backend_dir(name: str) -> Path:
     from ppy_core.cache.trust import private_dir
 
     # private (0700) and ours: a backend's builds are code the runtime loads
-    return private_dir(cache_root() / name)
+    folder = private_dir(cache_root() / name)
+    marker = folder / BACKEND_MARKER
+    if not os.path.exists(marker):  # what `ppy cache clear` may remove: ppy made it
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.close(fd)
+    return folder
 
 
 def publish_bytes(path: Path, data: bytes) -> None:

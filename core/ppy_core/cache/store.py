@@ -54,7 +54,7 @@ from ppy_core.cache.files import (
     write_manifest,
 )
 from ppy_core.cache.lock import DEFAULT_EXPIRY_S, BuildLock, read_lock, stale_reason
-from ppy_core.cache.root import default_root, using_root
+from ppy_core.cache.root import BACKEND_MARKER, default_root, using_root
 from ppy_core.cache.trust import private_dir
 from ppy_core.diagnostics import CacheError, ConfigError, Diagnostic, InternalError, Location
 
@@ -376,9 +376,16 @@ class Cache:
         and `ppy run`'s artifacts. Entries never point into them: they are rebuilt."""
         own = {self._entries, self._locks, self._index, self._tmp, self._trash, self._records}
         try:
-            return sorted(p for p in self.root.iterdir() if p.is_dir() and p not in own)
+            found = sorted(p for p in self.root.iterdir() if p.is_dir() and p not in own)
         except OSError:
             return []
+        # only what ppy made: `runs/` and the folders `backend_dir` marked, never a
+        # folder of the user's that happens to sit in the cache root
+        return [
+            p
+            for p in found
+            if not p.is_symlink() and (p.name == "runs" or os.path.isfile(p / BACKEND_MARKER))
+        ]
 
     def clear_builds(self) -> list[str]:
         """Remove every build folder (see `build_folders`); the names removed."""

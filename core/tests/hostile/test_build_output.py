@@ -58,3 +58,16 @@ def test_an_earlier_artifact_and_an_empty_folder_are_replaced(copy, tmp_path: Pa
     assert done.returncode == 2
     assert "[E3009]" in done.stderr
     assert (copy.app / "manifest.json").is_file()
+
+
+def test_cache_clear_removes_only_what_ppy_made(copy) -> None:
+    mine = copy.cache / "my-notes"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n")
+    copy.warm()  # the backend folder is marked as ppy's when a build uses it
+    done = copy.run("cache", "clear")
+    assert done.returncode == 0, done.stderr
+    assert "my-notes" not in done.stdout
+    assert (mine / "notes.txt").read_text() == "mine\n"
+    assert not (copy.cache / "runs").exists()
+    assert not list((copy.cache / "entries").iterdir())

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from pipeline_harness import PPY, VECMATH_ON, Harness, write
 
+from ppy_core.cache.root import BACKEND_MARKER
+
 MAIN = """\
 import ppy
 from vecmath import Vec
@@ -110,12 +112,17 @@ def test_cache_info_and_clear(harness: Harness, project: Path, tmp_path: Path) -
     assert "entries: 2" in info.stdout  # main and helper
     backend_build = tmp_path / "own-cache" / "somebackend"  # as backend_dir makes it
     backend_build.mkdir()
+    (backend_build / BACKEND_MARKER).touch()
     (backend_build / "lib.so").write_bytes(b"old build")
+    users = tmp_path / "own-cache" / "not-ppys"  # no marker: the user's, never removed
+    users.mkdir()
+    (users / "notes.txt").write_text("mine\n")
     assert "build folders: somebackend" in harness.ppy("cache", "info", env=env).stdout
     cleared = harness.ppy("cache", "clear", env=env)
     assert cleared.returncode == 0, cleared.stderr
     assert "removed 2 entries and the build folders somebackend" in cleared.stdout
     assert not backend_build.exists()
+    assert (users / "notes.txt").read_text() == "mine\n"
     after = harness.ppy("cache", "info", env=env).stdout
     assert "entries: 0" in after
     assert "build folders: none" in after
