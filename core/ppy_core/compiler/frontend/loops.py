@@ -4,8 +4,12 @@ A function qualifies when every parameter is annotated `int`, `float` or as an
 array the plugins type (NumPy: float64/int64, its rank read from its indexing),
 and every statement is one this module builds: `for ... in range(...)`, `while`,
 `if`, assignments to locals and to array elements, augmented assignments,
-`break`/`continue`/`return`/`pass`. Anything else keeps the whole function Python
-and the refusal names the statement (`ppy explain`).
+`break`/`continue`/`return`/`pass`; with NumPy's `np.dot(u, v)` / `u @ v` of
+float64 vector views (`A[i, :j]`, `A[k + 1:, k]`: NumPy's own BLAS routine, see
+ppy_llvm._loops_blas), `np.sqrt` of scalars, in-place updates of arrays and views
+by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), and arrays made up front and
+returned (`x = np.zeros_like(b)` ... `return x, y`, `loops_locals`). Anything else
+keeps the whole function Python and the refusal names the statement (`ppy explain`).
 
 Python's meaning is kept exactly: every value carries its Python type (`py`, see
 the dialect), a local has one type on every path, a local is read only where it is
