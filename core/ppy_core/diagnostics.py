@@ -41,6 +41,12 @@ CODES: Final[dict[str, str]] = {
     "E1007": "shape or dtype refinements that contradict each other",
     "E1009": "an assignment contradicts the variable's annotation",
     "E1010": "a pure function writes memory",
+    # E1020-E1029: what raises when its line runs, found without types (check.runtime)
+    "E1020": "a name no scope defines (NameError when the line runs)",
+    "E1021": "an import of a module that does not exist",
+    "E1022": "an import of a name its module does not define",
+    "E1023": "an attribute a module does not have",
+    "E1024": "a call whose arguments do not bind to the project's function, class or method",
     "E1050": "a pydantic model is built with a constant its Field constraints refuse",
     "E1051": "a pydantic model is built with a keyword its constructor does not accept",
     "E1052": "a pydantic model is built without a required field",
@@ -114,9 +120,11 @@ CODES: Final[dict[str, str]] = {
 
 #: What only `ppy check` reports: the compile path asks the same hooks but drops these,
 #: since Python itself decides at run time (a misspelt attribute on a line never run).
-CHECK_ONLY: Final[frozenset[str]] = frozenset(
-    ("E1003", "E1004", "E1005", "E1006", "E1007", "E1009")
-) | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
+CHECK_ONLY: Final[frozenset[str]] = (
+    frozenset(("E1003", "E1004", "E1005", "E1006", "E1007", "E1009"))
+    | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
+    | {"E1020", "E1021", "E1022", "E1023", "E1024"}  # what raises at run time (check.runtime)
+)
 
 
 @dataclass(frozen=True, slots=True)

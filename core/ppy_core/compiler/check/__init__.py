@@ -75,13 +75,18 @@ def source_files(paths: Iterable[str]) -> Iterator[Path]:
 
 def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
     """Check every source file under `paths`; `strict` overrides `[tool.ppy] strict`."""
+    from ppy_core.compiler.check.runtime import runtime_findings
+
     start = time.perf_counter()
     report = CheckReport()
-    for path in source_files(paths):
+    files = list(source_files(paths))
+    for path in files:
         findings, hit = check_file(path, strict=strict)
         report.files += 1
         report.cached += hit
         report.findings.extend(findings)
+    # what raises at run time, over all the files together (their calls cross modules)
+    report.findings = _unique([*report.findings, *runtime_findings(files, _roots(files))])
     report.seconds = time.perf_counter() - start
     return report
 
@@ -117,6 +122,22 @@ def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnost
     if entry is not None:
         _publish(entry, json.dumps([_row(d) for d in findings]))
     return findings, False
+
+
+def _roots(files: list[Path]) -> tuple[Path, ...]:
+    """The project roots of the checked files' configs (their `src/` folders too)."""
+    from ppy_core.project.config import load_config
+
+    found: dict[Path, None] = {}
+    for folder in dict.fromkeys(f.parent for f in files):
+        try:
+            root = project_roots(folder / "__init__.py", load_config(folder))[0]
+        except Error:
+            continue
+        found[root] = None
+        if (root / "src").is_dir():
+            found[root / "src"] = None
+    return tuple(found)
 
 
 def project_roots(path: Path, config: Config) -> tuple[Path, ...]:

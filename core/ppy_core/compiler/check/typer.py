@@ -70,6 +70,11 @@ _DUNDERS = {
 }
 
 
+#: the expression kinds whose types are memoised while one expression is typed
+_MEMOISED = (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Subscript, ast.BoolOp,
+             ast.Compare)  # fmt: skip
+
+
 @dataclass(slots=True)
 class CheckTyper(Typer, Scopes):
     """`Typer` with the standard library and every expression kind typed."""
@@ -81,6 +86,12 @@ class CheckTyper(Typer, Scopes):
     reasons: dict[int, str] = field(default_factory=dict)  # id(node) -> why it is Unknown
     claimed: frozenset[str] = frozenset()  # top-level modules a plugin claims
     module: str = ""  # this module's own name
+    # id(node) -> (node, conv, len(conv), type), as `Typer.memo` but of this typer's
+    # answer: an operator's operands are asked again by its reader (`_expr_BinOp`), so
+    # unmemoised a chain `a + b + c + ...` of untyped names is exponential in its length
+    check_memo: dict[int, tuple[ast.expr, Mapping[int, Converge], int, Type]] = field(
+        default_factory=dict
+    )
 
     def qualname(self, node: ast.expr) -> str | None:
         found = Typer.qualname(self, node)
@@ -117,12 +128,16 @@ class CheckTyper(Typer, Scopes):
 
     # -- expressions --------------------------------------------------------------------
     def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        entry = self.check_memo.get(id(node))
+        if entry is not None and entry[0] is node and entry[1] is conv and entry[2] == len(conv):
+            return entry[3]
         found = Typer.expr(self, node, conv)
-        if found is not UNKNOWN:
-            return found
-        kind = type(node).__name__
-        reader = getattr(self, f"_expr_{kind}", None)
-        return reader(node, conv) if reader is not None else UNKNOWN
+        if found is UNKNOWN:
+            reader = getattr(self, f"_expr_{type(node).__name__}", None)
+            found = reader(node, conv) if reader is not None else UNKNOWN
+        if isinstance(node, _MEMOISED):
+            self.check_memo[id(node)] = (node, conv, len(conv), found)
+        return found
 
     def _expr_Constant(self, node: ast.Constant, conv: Mapping[int, Converge]) -> Type:
         return _CONSTANTS.get(type(node.value), UNKNOWN)

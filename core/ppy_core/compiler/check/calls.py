@@ -1,0 +1,299 @@
+"""Calls of the project's functions, classes and bound methods whose arguments do not
+bind (E1024): too many positional arguments, a keyword nothing accepts, a required
+argument left out — each a TypeError when the line runs.
+
+A class's call binds to its `__init__` (and `__new__`) found along its method order,
+a dataclass's to the fields it declares, a NamedTuple's to its fields, a class with
+neither to no arguments. What could behave otherwise stays unchecked: an unknown
+decorator or base, a metaclass, a method a subclass overrides, an attribute written
+anywhere in the project under the method's name."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ppy_core.compiler.check.imports import Finding
+from ppy_core.compiler.check.names import Binder, Scope
+from ppy_core.compiler.check.project import (
+    Project,
+    decorator_name,
+    transparent,
+    unique_bindings,
+)
+from ppy_core.compiler.check.signatures_py import misfit
+
+_DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
+_NAMEDTUPLE = frozenset({"NamedTuple", "typing.NamedTuple"})
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def call_findings(project: Project, module: str, written: frozenset[str]) -> Iterator[Finding]:
+    binder = project.binders[module]
+    scopes = _scopes(binder)
+    for node in project.files[module].nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        scope = scopes.get(id(node.func))
+        if scope is None:
+            continue
+        why = _why(project, module, node, scope, written)
+        if why is not None:
+            yield Finding(node, "E1024", why, "pass what the definition takes (see its signature)")
+
+
+def _scopes(binder: Binder) -> dict[int, Scope]:
+    """id(callee expression) -> the scope it is read in (from its root name)."""
+    found: dict[int, Scope] = {}
+    for name, scope, _ in binder.loads:
+        found[id(name)] = scope
+        parent = getattr(name, "_ppy_parent", None)
+        if isinstance(parent, ast.Attribute) and parent.value is name:
+            found[id(parent)] = scope
+    return found
+
+
+def _why(
+    project: Project, module: str, call: ast.Call, scope: Scope, written: frozenset[str]
+) -> str | None:
+    func = call.func
+    target = project.expr(module, func, scope)
+    if target is not None:
+        where, node = target
+        if isinstance(node, Function):
+            return misfit(node.args, call, 0, node.name) if transparent(node) else None
+        if isinstance(node, ast.ClassDef):
+            return _construct(project, where, node, call)
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if func.attr in written or func.attr.startswith("__"):
+            return None
+        owner = _self_class(project, module, func.value.id, scope)
+        exact = False
+        if owner is None:
+            owner, exact = _instance_class(project, module, func.value.id, scope), True
+        if owner is None:
+            return None
+        return _method(project, owner, func.attr, call, exact)
+    return None
+
+
+def _method(
+    project: Project, owner: tuple[str, ast.ClassDef], name: str, call: ast.Call, exact: bool
+) -> str | None:
+    mro = project.mro(*owner)
+    if mro is None or project.member(mro, "__getattribute__") is not None:
+        return None
+    found = project.member(mro, name)
+    if found is None or not isinstance(found[2], Function):
+        return None
+    if not exact and project.overridden(owner[1], name):
+        return None  # `self` may be a subclass's instance, with another signature
+    function = found[2]
+    if not transparent(function):
+        return None
+    kinds = {decorator_name(d) for d in function.decorator_list}
+    skip = 0 if "staticmethod" in kinds else 1
+    return misfit(function.args, call, skip, f"{found[1].name}.{name}")
+
+
+def _self_class(
+    project: Project, module: str, name: str, scope: Scope
+) -> tuple[str, ast.ClassDef] | None:
+    """The class whose method reads `name` as its `self` (its first parameter, never
+    rebound), where that method is a plain one of a module-level class."""
+    s: Scope | None = scope
+    while s is not None and s.kind in ("function", "comprehension"):
+        node = s.node
+        if isinstance(node, Function) and s.parent is not None and s.parent.kind == "class":
+            cls = s.parent.node
+            params = [*node.args.posonlyargs, *node.args.args]
+            kinds = {decorator_name(d) for d in node.decorator_list}
+            if (
+                not params
+                or params[0].arg != name
+                or kinds & {"staticmethod", "classmethod"}
+                or cls not in project.files[module].tree.body
+                or _rebinds(project, node, name)
+            ):
+                return None
+            return module, cls  # type: ignore[return-value]
+        if name in s.bound:
+            return None  # a nearer scope binds the name itself
+        s = s.parent
+    return None
+
+
+def _instance_class(
+    project: Project, module: str, name: str, scope: Scope
+) -> tuple[str, ast.ClassDef] | None:
+    """The class `name` is an instance of where its scope binds it once, to a call of
+    a project class: `x = Parser(...)`."""
+    binder = project.binders[module]
+    home = binder.lookup(name, scope)
+    if home is None or home.kind not in ("function", "module") or name in home.globals_:
+        return None
+    node = home.node
+    if isinstance(node, Function):
+        args = node.args
+        if name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
+            return None
+    elif (
+        not isinstance(node, ast.Module)
+        or name not in unique_bindings(node.body)
+        or any(isinstance(n, ast.Global) and name in n.names for n in project.files[module].nodes)
+    ):
+        return None
+    stores, assigns = _stores(project, node)
+    value = assigns.get(name)
+    if stores.get(name) != 1 or not isinstance(value, ast.Call):
+        return None
+    target = project.expr(module, value.func, home)
+    if target is None or not isinstance(target[1], ast.ClassDef):
+        return None
+    if _construct(project, target[0], target[1], value, probe=True) is not None:
+        return None  # a class whose construction is not known: no instance either
+    return target[0], target[1]
+
+
+def _stores(
+    project: Project, function: Function | ast.Module
+) -> tuple[dict[str, int], dict[str, ast.expr]]:
+    """How many times each name is bound in `function` (or a module; nested scopes
+    included: a safe over-count), and the value of each `name = value` it holds."""
+    key = id(function)
+    if key not in project.memo:
+        counts: dict[str, int] = {}
+        values: dict[str, ast.expr] = {}
+        for n in ast.walk(function):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                counts[n.id] = counts.get(n.id, 0) + 1
+            elif (
+                isinstance(n, ast.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name)
+            ):
+                values[n.targets[0].id] = n.value
+        project.memo[key] = (counts, values)
+    return project.memo[key]  # type: ignore[return-value]
+
+
+def _rebinds(project: Project, function: Function, name: str) -> bool:
+    return name in _stores(project, function)[0]
+
+
+def _construct(
+    project: Project, module: str, cls: ast.ClassDef, call: ast.Call, probe: bool = False
+) -> str | None:
+    """Why calling `cls` with `call`'s arguments raises; None when it does not or
+    cannot be told. `probe`: only whether the class's construction is known (a
+    non-None answer means unknown)."""
+    unknown = "unknown" if probe else None
+    mro = project.mro(module, cls)
+    if mro is None:
+        return unknown
+    for _, c in mro:
+        if any(decorator_name(d) not in _DATACLASS for d in c.decorator_list):
+            return unknown  # an unknown class decorator may replace the class
+    if any(isinstance(b, ast.Name | ast.Attribute) and ast.unparse(b) in _NAMEDTUPLE
+           for b in cls.bases):  # fmt: skip
+        return unknown  # (its bases are not project classes: `bases` said unknown)
+    init = project.member(mro, "__init__")
+    new = project.member(mro, "__new__")
+    marked = [c for _, c in mro if any(decorator_name(d) in _DATACLASS for d in c.decorator_list)]
+    if marked and marked[0] is not cls:
+        return unknown  # a dataclass base's generated `__init__`: not modelled
+    dataclass = _dataclass_fields(project, mro) if init is None or init[1] is not cls else None
+    if marked and init is not None and init[1] is not cls and dataclass is None:
+        return unknown
+    if probe:
+        return None
+    for found in (new, init):
+        if found is not None and not (isinstance(found[2], Function) and transparent(found[2])):
+            return None
+    if dataclass is not None and (init is None or mro.index((init[0], init[1])) > 0):
+        return misfit(dataclass, call, 0, cls.name)
+    if init is None and new is None:
+        if id(cls) in project.exception_based:
+            return None  # BaseException takes any arguments
+        return misfit(ast.arguments([], [], None, [], [], None, []), call, 0, cls.name)
+    for found in (new, init):
+        if found is not None:
+            why = misfit(found[2].args, call, 1, cls.name)  # type: ignore[union-attr]
+            if why is not None:
+                return why
+    return None
+
+
+def _dataclass_fields(
+    project: Project, mro: list[tuple[str, ast.ClassDef]]
+) -> ast.arguments | None:
+    """The `__init__` parameters the dataclasses in `mro` declare (bases first); None
+    where the nearest class is not a dataclass or its options are not plain."""
+    own = mro[0][1]
+    if not any(decorator_name(d) in _DATACLASS for d in own.decorator_list):
+        return None
+    positional: list[ast.arg] = []
+    defaults: list[ast.expr] = []
+    kwonly: list[ast.arg] = []
+    kw_defaults: list[ast.expr | None] = []
+    fields: dict[str, int] = {}
+    for _, cls in reversed(mro):
+        marks = [d for d in cls.decorator_list if decorator_name(d) in _DATACLASS]
+        if not marks:
+            continue
+        options = {k.arg: k.value for m in marks if isinstance(m, ast.Call) for k in m.keywords}
+        if "init" in options:
+            return None
+        all_kw = isinstance(options.get("kw_only"), ast.Constant) and options["kw_only"].value
+        after_marker = False
+        for stmt in cls.body:
+            if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+                continue
+            text = ast.unparse(stmt.annotation)
+            if "ClassVar" in text:
+                continue
+            if "KW_ONLY" in text:
+                after_marker = True
+                continue
+            default, kw = _field(stmt.value)
+            if default == "skip":
+                continue  # `field(init=False)`
+            if default is None:
+                return None
+            name = stmt.target.id
+            if name in fields:
+                return None  # a redeclared field keeps its place: not modelled
+            fields[name] = 1
+            arg = ast.arg(name)
+            if all_kw or after_marker or kw:
+                kwonly.append(arg)
+                kw_defaults.append(ast.Constant(None) if default else None)
+            else:
+                if defaults and not default:
+                    return None  # Python refuses the class itself
+                positional.append(arg)
+                if default:
+                    defaults.append(ast.Constant(None))
+    return ast.arguments([], positional, None, kwonly, kw_defaults, None, defaults)
+
+
+def _field(value: ast.expr | None) -> tuple[bool | str | None, bool]:
+    """Whether a field has a default ("skip" for `field(init=False)`, None when that
+    is not known), and whether it is keyword-only."""
+    if value is None:
+        return False, False
+    if isinstance(value, ast.Call) and decorator_name(value) in ("field", "dataclasses.field"):
+        options = {k.arg: k.value for k in value.keywords}
+        if any(k.arg is None for k in value.keywords) or value.args:
+            return None, False
+        init = options.get("init")
+        if isinstance(init, ast.Constant) and init.value is False:
+            return "skip", False
+        kw = options.get("kw_only")
+        default = "default" in options or "default_factory" in options
+        return default, bool(isinstance(kw, ast.Constant) and kw.value)
+    return True, False
+
+
+__all__ = ["call_findings"]

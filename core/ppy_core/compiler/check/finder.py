@@ -1,0 +1,271 @@
+"""Where a module's source or stub is, and what names it binds, read without importing it.
+
+A module is *found* (its stub or source parsed), *missing* (its package is found and
+has no such submodule, or its project folder has no such file), or *unknown*: not
+installed here, a C extension without stubs, a namespace package, or a module that
+can gain names no reader sees (a module-level `__getattr__`, `globals()` written, a
+star import of something unknown). Only what is found and closed is ever an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ppy_core.compiler.check.bindings import module_bindings, top_statements
+
+#: suffixes of a C extension module: it has no source to read
+_EXTENSIONS = (".so", ".pyd")
+
+
+@dataclass(slots=True)
+class ModuleInfo:
+    """A found module: its file, whether it is a package, and the names it binds."""
+
+    name: str
+    path: Path
+    package: bool
+    tree: ast.Module
+    names: set[str] = field(default_factory=set)
+    #: whether the module may bind names its source does not show
+    open: bool = False
+    #: the stub folder or package folder its submodules are looked for in
+    folders: tuple[Path, ...] = ()
+    stub: bool = False
+
+
+MISSING = "missing"
+
+
+class Finder:
+    """Finds modules on the project's roots, then the running Python's `sys.path`
+    (a stub before its source, typeshed for the standard library)."""
+
+    def __init__(self, roots: tuple[Path, ...]) -> None:
+        paths = [Path(p) for p in sys.path if p and Path(p).is_dir()]
+        self.roots = tuple(dict.fromkeys([*roots, *paths]))
+        self.project = tuple(roots)
+        self._found: dict[str, ModuleInfo | str | None] = {}
+        self._loading: set[str] = set()
+        #: every file and folder read, for the cache's key
+        self.read: set[Path] = set(self.roots)
+
+    def module(self, dotted: str) -> ModuleInfo | str | None:
+        """The module's info, MISSING, or None (unknown)."""
+        if dotted in self._found:
+            return self._found[dotted]
+        if dotted in self._loading:
+            return None  # a star-import cycle: what it binds is not known yet
+        self._loading.add(dotted)
+        try:
+            found = self._locate(dotted)
+        finally:
+            self._loading.discard(dotted)
+        self._found[dotted] = found
+        return found
+
+    def submodule(self, package: ModuleInfo, name: str) -> ModuleInfo | str | None:
+        """`package.name` as a submodule: found, MISSING or None (unknown)."""
+        if not package.package:
+            return MISSING
+        return self.module(f"{package.name}.{name}")
+
+    def _locate(self, dotted: str) -> ModuleInfo | str | None:
+        parent, _, last = dotted.rpartition(".")
+        if not parent:
+            return self._top(dotted)
+        owner = self.module(parent)
+        if not isinstance(owner, ModuleInfo):
+            return owner  # a missing package's submodule is missing; unknown stays unknown
+        if owner.open and not owner.folders:
+            return None
+        for folder in owner.folders:
+            found = self._in_folder(folder, last, dotted, stub=owner.stub)
+            if found is not None:
+                return found
+        if owner.stub and owner.name.partition(".")[0] not in sys.stdlib_module_names:
+            return None  # a stub package may leave out submodules its library has
+        if owner.open:
+            return None  # `__path__` extended, or submodules made at run time
+        return MISSING
+
+    def _top(self, name: str) -> ModuleInfo | str | None:
+        if name in sys.stdlib_module_names or name == "builtins":
+            return self._stdlib(name)
+        for root in self.roots:
+            stub = root / f"{name}-stubs"
+            if (stub / "__init__.pyi").is_file():
+                return self._load(name, stub / "__init__.pyi", (stub,), stub=True)
+            found = self._in_folder(root, name, name, stub=False)
+            if found is not None:
+                return found if found != MISSING else None
+        return None  # not installed here: unknown, not an error
+
+    def _stdlib(self, name: str) -> ModuleInfo | None:
+        """A standard-library module from typeshed's stubs (bundled by typeshed-client,
+        read as files: asking its finder starts a subprocess per module)."""
+        folder = _typeshed()
+        if folder is None:
+            return None
+        found = self._in_folder(folder, name, name, stub=True)
+        return found if found is not None and found.path.suffix == ".pyi" else None
+
+    def _runtime_source(self, info: ModuleInfo) -> None:
+        """A standard-library stub's names and the module's own source's together: a
+        stub may leave out what the module has (`tty` star-imports `termios`)."""
+        folder = _typeshed()
+        stdlib = Path(ast.__file__).parent
+        if folder is None or not info.path.is_relative_to(folder):
+            return
+        relative = info.path.relative_to(folder).with_suffix(".py")
+        source = stdlib / relative
+        if not source.is_file():
+            return  # a C module: the stub is all there is
+        self.read.add(source)
+        try:
+            raw = source.read_bytes()
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError, OSError):
+            info.open = True
+            return
+        bound = module_bindings(tree, raw)
+        info.names |= bound.names
+        info.open |= bound.open
+        for module, level in bound.star_imports:
+            target = resolve_relative(info.name, info.package, module, level)
+            found = self.module(target) if target else None
+            if not isinstance(found, ModuleInfo) or found.open:
+                info.open = True
+            else:
+                info.names |= exported(found)
+
+    def _in_folder(self, folder: Path, last: str, dotted: str, *, stub: bool) -> ModuleInfo | None:
+        """`last` in `folder`: a package, a module, a stub; None where nothing is there.
+        A namespace package or a C extension is returned as MISSING's opposite: unknown,
+        which the caller sees as a found-but-open module (`_unknown`)."""
+        package = folder / last
+        self.read.add(folder)
+        for init in ("__init__.pyi", "__init__.py"):
+            if (package / init).is_file():
+                return self._load(dotted, package / init, (package,), stub=init.endswith("i"))
+        for suffix in (".pyi", ".py"):
+            if (folder / f"{last}{suffix}").is_file():
+                return self._load(dotted, folder / f"{last}{suffix}", (), stub=suffix == ".pyi")
+        if package.is_dir() or _extension(folder, last):
+            return _unknown(dotted, package)
+        return None
+
+    def _load(
+        self, dotted: str, path: Path, folders: tuple[Path, ...], *, stub: bool
+    ) -> ModuleInfo:
+        self.read.add(path)
+        try:
+            source = path.read_bytes()
+            tree = ast.parse(source, filename=str(path))
+        except (SyntaxError, ValueError, OSError):
+            return _unknown(dotted, path)
+        package = bool(folders) or path.name.startswith("__init__.")
+        info = ModuleInfo(dotted, path, package, tree, folders=folders, stub=stub)
+        bound = module_bindings(tree, source)
+        info.names = set(bound.names)
+        info.open = bound.open
+        for module, level in bound.star_imports:
+            target = resolve_relative(dotted, package, module, level)
+            found = self.module(target) if target else None
+            if not isinstance(found, ModuleInfo) or found.open:
+                info.open = True
+                continue
+            info.names |= exported(found)
+        if stub:
+            self._runtime_source(info)
+        return info
+
+
+def exported(info: ModuleInfo) -> set[str]:
+    """What `from info import *` binds: its `__all__` when that is a literal, else its
+    public names."""
+    listed = dunder_all(info.tree)
+    if listed is not None:
+        return {name for name, _ in listed}
+    return {n for n in info.names if not n.startswith("_")}
+
+
+def dunder_all(tree: ast.Module) -> list[tuple[str, ast.Constant]] | None:
+    """A module's `__all__` strings, when every write of it is a literal list or tuple
+    (`=`, `+=`, `.extend`, `.append`); None otherwise."""
+    found: list[tuple[str, ast.Constant]] = []
+    seen = False
+    for stmt in top_statements(tree.body):
+        node: ast.AST = stmt.value if isinstance(stmt, ast.Expr) else stmt
+        value = None
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                continue
+            if len(targets) != 1:
+                return None
+            value = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "__all__"
+        ):
+            if node.func.attr not in ("extend", "append") or len(node.args) != 1:
+                return None
+            value = node.args[0]
+            if node.func.attr == "append":
+                value = ast.List(elts=[value], ctx=ast.Load())
+        else:
+            continue
+        if not isinstance(value, ast.List | ast.Tuple):
+            return None
+        for element in value.elts:
+            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                return None
+            found.append((element.value, element))
+        seen = True
+    return found if seen else None
+
+
+def resolve_relative(module: str, package: bool, target: str | None, level: int) -> str | None:
+    """The absolute name of `from <level dots><target> import ...` written in `module`."""
+    if level == 0:
+        return target
+    parts = module.split(".") if package else module.split(".")[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not target):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    name = ".".join([*base, target] if target else base)
+    return name or None
+
+
+def _typeshed() -> Path | None:
+    try:
+        import typeshed_client
+    except ImportError:  # (a dependency of ppy-core; kept safe)
+        return None
+    folder = Path(typeshed_client.__file__).parent / "typeshed"
+    return folder if folder.is_dir() else None
+
+
+def _extension(folder: Path, last: str) -> bool:
+    try:
+        return any(
+            p.name.startswith(f"{last}.") and p.suffix in _EXTENSIONS for p in folder.iterdir()
+        )
+    except OSError:
+        return False
+
+
+def _unknown(dotted: str, path: Path) -> ModuleInfo:
+    """A module that exists but whose names nobody can list (a namespace package, a C
+    extension without stubs): found, and open."""
+    folders = (path,) if path.is_dir() else ()
+    return ModuleInfo(dotted, path, bool(folders), ast.Module(body=[], type_ignores=[]),
+                      open=True, folders=folders)  # fmt: skip
+
+
+__all__ = ["MISSING", "Finder", "ModuleInfo", "dunder_all", "exported", "resolve_relative"]

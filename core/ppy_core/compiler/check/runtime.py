@@ -1,0 +1,249 @@
+"""What raises when its line runs, found in annotated and unannotated code alike: names
+no scope defines (E1020), imports of modules (E1021) and names (E1022) that do not
+exist, module attributes that do not exist (E1023), calls of the project's functions,
+classes and methods whose arguments do not bind (E1024).
+
+The files are parsed and their symbol tables built once per run, for all of them
+together (a call in one module is checked against a `def` in another). The findings
+are cached for the whole set of files under their sizes and mtimes, with every
+module file and folder read from the installed packages, so a warm run reads no
+source at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ppy_core.compiler.check.calls import call_findings
+from ppy_core.compiler.check.finder import (
+    MISSING,
+    Finder,
+    ModuleInfo,
+    dunder_all,
+    exported,
+    resolve_relative,
+)
+from ppy_core.compiler.check.imports import (
+    Finding,
+    ModuleFile,
+    attribute_findings,
+    import_findings,
+    link_parents,
+)
+from ppy_core.compiler.check.names import Binder
+from ppy_core.compiler.check.project import Project
+from ppy_core.diagnostics import Diagnostic, Location
+
+FORMAT = 1  # of a cached entry; bump when the rules change
+
+
+def runtime_findings(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> list[Diagnostic]:
+    """The findings over `paths` (each a `.py` file), from the cache when unchanged."""
+    files = [p for p in paths if p.suffix == ".py"]
+    key = _key(files)
+    cached = _load(key)
+    if cached is not None:
+        return cached
+    findings, read = _check(files, roots)
+    _store(key, findings, read)
+    return findings
+
+
+def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic], set[Path]]:
+    parsed: list[tuple[Path, ModuleFile, bytes]] = []
+    homes: list[Path] = []
+    for path in paths:
+        try:
+            source = path.read_bytes()
+            tree = ast.parse(source, filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            continue  # (the per-file check reports the syntax error)
+        name, package, home = module_name(path)
+        file = ModuleFile(tree, name, package)
+        link_parents(file.nodes)
+        parsed.append((path, file, source))
+        homes.append(home)
+    finder = Finder(tuple(dict.fromkeys([*roots, *homes])))
+    names: dict[str, int] = {}
+    for _, file, _ in parsed:
+        names[file.name] = names.get(file.name, 0) + 1
+    binders: dict[str, Binder] = {}
+    every: list[tuple[Path, ModuleFile, Binder, bytes]] = []
+    for path, file, source in parsed:
+        binder = Binder(file.tree, _star(file, finder))
+        every.append((path, file, binder, source))
+        if names[file.name] == 1:
+            binders[file.name] = binder
+    project = Project({f.name: f for _, f, _, _ in every if f.name in binders}, binders)
+    written, extra = _written([f.nodes for _, f, _, _ in every])
+    out: list[Diagnostic] = []
+    for path, file, binder, source in every:
+        found = list(_findings(file, binder, finder, project, written, extra))
+        ignored = _ignored(source)
+        for f in found:
+            line = getattr(f.node, "lineno", 0)
+            if 0 in ignored or line in ignored:
+                continue
+            where = Location(str(path), line, getattr(f.node, "col_offset", 0) + 1)
+            out.append(Diagnostic(f.code, f.message, f.hint, where))
+    return out, finder.read
+
+
+def _findings(
+    file: ModuleFile,
+    binder: Binder,
+    finder: Finder,
+    project: Project,
+    written: frozenset[str],
+    extra: frozenset[str],
+) -> Iterator[Finding]:
+    for undefined in binder.undefined(extra):
+        yield Finding(
+            undefined.node, "E1020", f"name `{undefined.name}` is not defined", undefined.hint
+        )
+    yield from _dunder_all(file, binder, finder)
+    yield from import_findings(file, finder)
+    yield from attribute_findings(file, finder, binder, written)
+    if file.name in project.files and project.files[file.name] is file:
+        yield from call_findings(project, file.name, written)
+
+
+def _dunder_all(file: ModuleFile, binder: Binder, finder: Finder) -> Iterator[Finding]:
+    """`__all__` naming what the module does not define: `from m import *` raises."""
+    listed = dunder_all(file.tree)
+    if listed is None or binder.module.open:
+        return
+    own = finder.module(file.name) if file.package else None
+    for name, node in listed:
+        if name in binder.module.bound:
+            continue
+        if isinstance(own, ModuleInfo) and finder.submodule(own, name) != MISSING:
+            continue  # a package's `__all__` may list its submodules
+        yield Finding(
+            node,
+            "E1020",
+            f"`__all__` lists `{name}`, which this module does not define",
+            "define it, or take it out of `__all__` (`from module import *` raises)",
+        )
+
+
+def _star(file: ModuleFile, finder: Finder):
+    def names(module: str | None, level: int) -> set[str] | None:
+        target = resolve_relative(file.name, file.package, module, level)
+        found = finder.module(target) if target else None
+        if not isinstance(found, ModuleInfo) or found.open:
+            return None
+        return exported(found)
+
+    return names
+
+
+def _written(every: list[list[ast.AST]]) -> tuple[frozenset[str], frozenset[str]]:
+    """Attribute names the project writes anywhere (`obj.name = ...`, `setattr(obj,
+    "name", ...)`: they may exist on any object), and names it adds to builtins."""
+    written: set[str] = set()
+    extra: set[str] = set()
+    for nodes in every:
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                written.add(node.attr)
+                if isinstance(node.value, ast.Name) and node.value.id in (
+                    "builtins",
+                    "__builtin__",
+                    "__builtins__",
+                ):
+                    extra.add(node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+                callee = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                if callee == "setattr" and len(node.args) >= 2:
+                    name = node.args[1]
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                        written.add(name.value)
+                        if ast.unparse(node.args[0]) in ("builtins", "__builtin__"):
+                            extra.add(name.value)
+                elif callee == "install":  # gettext.install: `_` becomes a builtin
+                    extra.add("_")
+    return frozenset(written), frozenset(extra)
+
+
+def module_name(path: Path) -> tuple[str, bool, Path]:
+    """A file's dotted module name, whether it is a package, and the folder its top
+    package is in (the root it is imported from)."""
+    package = path.stem == "__init__"
+    parts = [] if package else [path.stem]
+    folder = path.parent
+    if package:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), package, folder
+
+
+def _ignored(source: bytes) -> frozenset[int]:
+    from ppy_core.compiler.check import _ignored_lines
+
+    return _ignored_lines(source)
+
+
+# -- the cache ------------------------------------------------------------------------
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "none"
+    return f"{st.st_size}@{st.st_mtime_ns}"
+
+
+def _key(paths: list[Path]) -> str:
+    from ppy_core.compiler.check.quick import _code_id
+
+    document = {
+        "format": FORMAT,
+        "core code": _code_id("ppy_core"),
+        "python": sys.version,
+        "path": sys.path,
+        "files": [[str(p), _stamp(p)] for p in paths],
+    }
+    return hashlib.sha256(json.dumps(document).encode()).hexdigest()[:32]
+
+
+def _entry(key: str) -> Path | None:
+    from ppy_core.compiler.check import _entry as entry
+
+    return entry(f"runtime-{key}")
+
+
+def _load(key: str) -> list[Diagnostic] | None:
+    from ppy_core.compiler.check import _cached
+
+    entry = _entry(key)
+    if entry is None or not entry.is_file():
+        return None
+    try:
+        document = json.loads(entry.read_text())
+        if any(_stamp(Path(p)) != s for p, s in document["read"].items()):
+            return None  # an installed package changed, or a module appeared
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    rows = entry.with_suffix(".rows")
+    return _cached(rows) if rows.is_file() else None
+
+
+def _store(key: str, findings: list[Diagnostic], read: set[Path]) -> None:
+    from ppy_core.compiler.check import _publish, _row
+
+    entry = _entry(key)
+    if entry is None:
+        return
+    _publish(entry.with_suffix(".rows"), json.dumps([_row(d) for d in findings]))
+    _publish(entry, json.dumps({"read": {str(p): _stamp(p) for p in sorted(read)}}))
+
+
+__all__ = ["module_name", "runtime_findings"]
