@@ -10,8 +10,10 @@ with one line from `ppy.stats()`:
 
 The finder sits after pytest's assertion rewriting hook: test modules and conftests
 stay pytest's, rewritten as always; only the named packages' modules are compiled.
-Without `--ppy-packages` (or the ini key) the plugin does nothing and imports nothing
-beyond this module.
+Under `ppy -m pytest` with `[tool.ppy] packages`, or with PPY_PACKAGES set, the
+packages are compiled already and the run ends with the same line. Otherwise, without
+`--ppy-packages` (or the ini key), the plugin does nothing and imports nothing beyond
+this module.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     import pytest
 
 _HANDLE = "_ppy_installed"
+_REPORT = "_ppy_report"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,10 +52,23 @@ def _names(config: pytest.Config) -> list[str]:
     return [n for part in str(text).split(",") for n in part.split() if n]
 
 
+def _switched_on_elsewhere() -> bool:
+    """Whether ppy compiles packages in this process already (`ppy -m pytest` with
+    `[tool.ppy] packages`, PPY_PACKAGES): then the run ends with the summary too."""
+    import sys
+
+    packages = sys.modules.get("ppy_core.runtime.packages")
+    return packages is not None and any(
+        isinstance(f, packages.PackageFinder) for f in sys.meta_path
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     names = _names(config)
     if not names:
+        setattr(config, _REPORT, _switched_on_elsewhere())
         return
+    setattr(config, _REPORT, True)
     import warnings
 
     import ppy
@@ -65,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if getattr(config, _HANDLE, None) is None:
+    if not getattr(config, _REPORT, False):
         return
     import ppy
     from ppy_core.runtime.compiling import LOADED

@@ -28,7 +28,10 @@ def activate() -> None:
         from ppy_core.compiler.importing import register
 
         register()
-        _activate(names)
+        # not looked for on sys.path: at the interpreter's start it is not final yet
+        # (the script's folder, `-m`'s current folder, a spawned worker's parent's
+        # path come later); a name nothing provides simply never matches an import
+        _activate(names, find=False)
     except Exception as exc:  # a broken install: Python must still start
         import sys
 

@@ -129,9 +129,10 @@ def locate(name: str, also: Sequence[str] = ()) -> bool:
     return spec is not None
 
 
-def check_names(names: Sequence[str], also: Sequence[str] = ()) -> list[str]:
+def check_names(names: Sequence[str], also: Sequence[str] = (), *, find: bool = True) -> list[str]:
     """The names that can be compiled; one warning for each that cannot be imported
-    (E3041) and one naming the modules of a package already imported (E3042)."""
+    (E3041; `find=False`: not looked for, only checked to be a name) and one naming
+    the modules of a package already imported (E3042)."""
     kept: list[str] = []
     for name in names:
         if not name or not all(part.isidentifier() for part in name.split(".")):
@@ -144,7 +145,7 @@ def check_names(names: Sequence[str], also: Sequence[str] = ()) -> list[str]:
                 "imported before ppy was switched on: already-imported modules run as Python; "
                 "switch ppy on earlier (PPY_PACKAGES, or before the first import)  [E3042]"
             )
-        elif not locate(name, also):
+        elif find and not locate(name, also):
             _warn(f"package {name!r} cannot be imported: nothing of it is compiled  [E3041]")
             continue
         kept.append(name)
@@ -178,10 +179,12 @@ def configured(source: str) -> list[str]:
     return names
 
 
-def activate(names: Sequence[str], also: Sequence[str] = ()) -> PackageFinder | None:
+def activate(
+    names: Sequence[str], also: Sequence[str] = (), *, find: bool = True
+) -> PackageFinder | None:
     """Compile the modules of `names` from now on (the checked ones); the finder, or
-    None when no name is left. `also`: as for `locate`."""
-    kept = check_names(names, also)
+    None when no name is left. `also`, `find`: as for `check_names`."""
+    kept = check_names(names, also, find=find)
     if not kept:
         return None
     finder = PackageFinder(kept)

@@ -7,6 +7,7 @@ entry. The fast paths of a NumPy package are tested in packages/ppy-numpy/tests.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from adoption_harness import Project
@@ -185,10 +186,15 @@ def test_ppy_packages_switches_it_on_at_the_interpreter_start(project: Project) 
     assert plain.stdout.strip() == "[]"
 
 
-def test_the_unknown_name_in_ppy_packages_is_one_warning_line(project: Project) -> None:
-    done = project.python("pass", PPY_PACKAGES="nosuchpkg")
+def test_ppy_packages_finds_a_package_on_the_path_set_after_the_start(project: Project) -> None:
+    # `python -m` puts the current folder on sys.path after the .pth ran: still found
+    project.write({**PACKAGE, "show.py": REPORT + "import mypkg\nreport()\n"})
+    done = project.run(sys.executable, "-m", "show", path=False, PPY_PACKAGES="mypkg")
+    assert reported(done)["loaded"] == ["mypkg", "mypkg.core"]
+    assert "E3041" not in done.stderr
+    done = project.python("pass", PPY_PACKAGES="mypkg,not-a-name")
     assert done.returncode == 0
-    assert done.stderr.count("[E3041]") == 1, done.stderr
+    assert done.stderr.count("[E3041]") == 1, done.stderr  # the bad name, once
 
 
 def test_tool_ppy_packages_compiles_them_under_ppy_file(project: Project) -> None:
