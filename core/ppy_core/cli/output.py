@@ -57,7 +57,8 @@ def target(source: Path, output: str | None) -> Path:
     if out == source.parent or out in source.parents:
         raise _refuse(out, "holds the program itself", other)
     if os.path.islink(out) or (os.path.lexists(out) and not os.path.isdir(out)):
-        raise _refuse(out, "is a file, not a folder", f"{other}; or remove {out} yourself")
+        what = "a link" if os.path.islink(out) else "a file"
+        raise _refuse(out, f"is {what}, not a folder", f"{other}; or remove {out} yourself")
     if os.path.isdir(out) and os.listdir(out) and not ours(out):
         raise _refuse(
             out,
