@@ -182,13 +182,22 @@ class Emitter(ScalarOps, BlasOps, InplaceOps):
                 out = b_.icmp_unsigned(">=", i, n)  # negative after wrapping: huge unsigned
                 self.fail(out, INDEX_ERROR, [self.v(index), self.i64(names[axis]), n])
             offset = b_.add(offset, b_.mul(i, strides[axis], flags=nsw), flags=nsw)
-        elem = (self.f64 if array.type.element.kind == "f64" else self.i64).as_pointer()
+        elem = self.element(array).as_pointer()
         if self.contiguous:  # strides in elements
             return b_.gep(b_.bitcast(data, elem), [offset], inbounds=True)
         return b_.bitcast(b_.gep(data, [offset], inbounds=True), elem)
 
+    def element(self, array: Any) -> Any:
+        """The LLVM type of the array's elements."""
+        kind = array.type.element.kind
+        return self.f64 if kind == "f64" else self.ir.IntType(32 if kind == "i32" else 64)
+
     def op_load(self, op: Any) -> None:
-        self.put(op, self.b.load(self.address(op, op.operands[0], op.operands[1:]), align=1))
+        value = self.b.load(self.address(op, op.operands[0], op.operands[1:]), align=1)
+        kind = op.operands[0].type.element.kind
+        if kind == "i32":  # widened: NumPy's value as a Python int
+            value = self.b.sext(value, self.i64)
+        self.put(op, value)
 
     def op_store(self, op: Any) -> None:
         ptr = self.address(op, op.operands[0], op.operands[2:])

@@ -32,6 +32,7 @@ from ppy_core.compiler.frontend.loops_expr import (
     _FLOATS,
     ARG_BOUND,
     INT_LIMIT,
+    NARROW,
     LoopExpressions,
     Param,
     Refused,
@@ -215,6 +216,12 @@ class LoopsBuilder(LoopExpressions):
     def statement(self, stmt: ast.stmt, assigned: set[str], loop: bool) -> bool:
         if isinstance(stmt, ast.Pass):
             return True
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _pairs(stmt):
+            # `a, b = x, y`: the right side's values first, then each name in turn
+            values = [self.expr(v, assigned) for v in stmt.value.elts]  # type: ignore[attr-defined]
+            for target, value in zip(stmt.targets[0].elts, values, strict=True):  # type: ignore[attr-defined]
+                self._store(target, value, stmt, assigned)
+            return True
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             self._store(stmt.targets[0], self.expr(stmt.value, assigned), stmt, assigned)
             return True
@@ -319,6 +326,7 @@ class LoopsBuilder(LoopExpressions):
             py, operands = "none", []
         else:
             t = self.expr(stmt.value, assigned)
+            self.wide(stmt, t)
             py, operands = t.py, [t.value]
         if self.result is not None and self.result != py:
             raise Refused(
@@ -334,6 +342,9 @@ class LoopsBuilder(LoopExpressions):
         if isinstance(target, ast.Subscript):
             array, indices, axes = self._element(target, assigned)
             kind = _ELEMENT_KIND[array.tensor.element.kind]  # type: ignore[union-attr]
+            self.wide(stmt, value)
+            if kind in NARROW:  # NumPy casts (and may wrap) into an int32 array
+                raise Refused(stmt, f"line {stmt.lineno}: stores into an np.{kind} array")
             if kind == "f64" and value.py in ("int", "i64"):
                 value = self.cast(value, "float")
             elif kind == "i64" and value.py not in ("int", "i64"):
@@ -396,6 +407,18 @@ def _docstring(stmt: ast.stmt) -> bool:
         isinstance(stmt, ast.Expr)
         and isinstance(stmt.value, ast.Constant)
         and isinstance(stmt.value.value, str)
+    )
+
+
+def _pairs(stmt: ast.Assign) -> bool:
+    """`a, b = x, y`: names on the left, as many values on the right."""
+    target, value = stmt.targets[0], stmt.value
+    return (
+        isinstance(target, ast.Tuple)
+        and isinstance(value, ast.Tuple)
+        and len(target.elts) == len(value.elts)
+        and all(isinstance(t, ast.Name) for t in target.elts)
+        and not any(isinstance(v, ast.Starred) for v in value.elts)
     )
 
 

@@ -22,6 +22,7 @@ ARG_BOUND = 2**32
 INT_LIMIT = 2**63  # an int expression's proven bound must stay below this (int64)
 EXACT_FLOAT_INT = 2**53  # ints compared with floats must be exactly representable
 LOGICAL = {"int": ScalarType("i64"), "i64": ScalarType("i64"), "bool": ScalarType("i1")}
+LOGICAL |= {"i32": ScalarType("i64")}  # widened when loaded
 FLOAT = ScalarType("f64")
 _BINOPS = {
     ast.Add: "add",
@@ -45,7 +46,10 @@ _COMPARES = {
     ast.NotEq: "ne",
 }
 _MATH = {"math.sqrt": "sqrt", "math.fabs": "fabs", "math.copysign": "copysign"}
-_ELEMENT_KIND = {"f64": "f64", "i64": "i64"}  # array element dtype -> its NumPy scalar
+_ELEMENT_KIND = {"f64": "f64", "i64": "i64", "i32": "i32"}  # dtype -> its NumPy scalar
+#: np.int32 elements (CSR index arrays): only as an index, a range or slice bound or
+#: `int(...)`, their |value| below this (their own arithmetic wraps at 32 bits: refused)
+NARROW = {"i32": 2**31}
 _FLOATS = {"float", "f64", "fnum"}
 
 
@@ -149,6 +153,8 @@ class LoopExpressions:
 
     def integer(self, node: ast.expr, assigned: set[str]) -> Typed:
         t = self.expr(node, assigned)
+        if t.py in NARROW:  # an np.int32 element: its value, exactly
+            return Typed(self.cast(t, "int").value, "int", NARROW[t.py])
         if t.py == "i64":
             # any int64 element: a bound of 2**63 - 1, so arithmetic on it is refused
             # (its Python int would not wrap) while it may still index or bound a range
@@ -184,6 +190,7 @@ class LoopExpressions:
 
     def binop(self, node: ast.BinOp, op: str, assigned: set[str]) -> Typed:
         a, b = self.expr(node.left, assigned), self.expr(node.right, assigned)
+        self.wide(node, a, b)
         where = f"line {node.lineno}: `{ast.unparse(node)}`"
         if "bool" in (a.py, b.py):
             raise Refused(node, f"{where}: arithmetic on bools does not compile")
@@ -257,6 +264,7 @@ class LoopExpressions:
                 "bool",
             )
         t = self.expr(node.operand, assigned)
+        self.wide(node, t)
         if t.py in ("bool", "i64"):
             raise Refused(
                 node, f"line {node.lineno}: `{ast.unparse(node)}` on a {t.py} stays Python"
@@ -315,6 +323,7 @@ class LoopExpressions:
         return Typed(out.results[0], "bool")
 
     def _compare(self, node: ast.Compare, how: Any, a: Typed, b: Typed) -> Typed:
+        self.wide(node, a, b)
         name = _COMPARES.get(type(how))
         if name is None or "bool" in (a.py, b.py):
             raise Refused(node, f"line {node.lineno}: `{ast.unparse(node)}` does not compile")
@@ -382,7 +391,9 @@ class LoopExpressions:
         """`np.dot(u, v)` / `u @ v` of two float64 vector views: one `loops.dot`."""
         views, arrays, bounds = [], [], []
         for operand in operands:
-            array, view, values = self._view(operand, assigned)
+            # Python checks an earlier view's indices before it evaluates this one's
+            raising = not any("i" in v for v in views)
+            array, view, values = self._view(operand, assigned, raising=raising)
             views.append(view)
             arrays.append(self.args[array.name])
             bounds.extend(values)
@@ -425,7 +436,7 @@ class LoopExpressions:
         if not whole and not _cannot_raise(stmt.value):
             # Python checks the view's indices before it evaluates the right side
             raise Refused(stmt, f"{where}: the right side of a view's update may raise")
-        array, view, bounds = self._view(stmt.target, assigned, rank_any=whole)
+        array, view, bounds = self._view(stmt.target, assigned, rank_any=whole, raising=True)
         value = self._number(stmt.value, assigned)
         if value.py not in ("float", "f64", "fnum", "int") or (
             value.py == "int" and value.bound > EXACT_FLOAT_INT
@@ -436,12 +447,13 @@ class LoopExpressions:
         self.emit(L.InplaceOp, [self.args[array.name], value.value, *bounds], op=op, views=view)
 
     def _view(
-        self, node: ast.expr, assigned: set[str], rank_any: bool = False
+        self, node: ast.expr, assigned: set[str], rank_any: bool = False, raising: bool = False
     ) -> tuple[Param, str, list[Value]]:
         """A float64 vector view of an array parameter: the array itself (1-D) or a
         subscript giving every axis, one of them a slice with no step (`A[i, :j]`,
-        `x[k + 1:]`); its index and bound expressions cannot raise (`i + 1`, names),
-        so evaluating them before NumPy's checks changes nothing."""
+        `x[k + 1:]`). Its index and bound expressions are evaluated before any view's
+        checks: unless `raising` (no earlier check to keep ahead of them), they must
+        be ones that cannot raise (`i + 1`, names)."""
         where = f"line {getattr(node, 'lineno', 0)}: `{ast.unparse(node)}`"
         base, items = node, None
         if isinstance(node, ast.Subscript):
@@ -468,7 +480,7 @@ class LoopExpressions:
                     raise Refused(node, f"{where}: a slice with a step does not compile yet")
                 view += "s"
                 for bound in (item.lower, item.upper):
-                    if bound is not None and not _cannot_raise(bound):
+                    if bound is not None and not raising and not _cannot_raise(bound):
                         raise Refused(node, f"{where}: a slice bound that may raise")
                 lo = (
                     self.integer(item.lower, assigned)
@@ -482,14 +494,25 @@ class LoopExpressions:
                 )
                 values += [lo.value, hi.value]
             else:
-                if not _cannot_raise(item):
+                if not raising and not _cannot_raise(item):
                     raise Refused(node, f"{where}: an index that may raise")
                 view += "i"
                 values.append(self.integer(item, assigned).value)
         return array, view, values
 
+    def wide(self, node: ast.AST, *values: Typed) -> None:
+        """Refuse an np.int32 value anywhere but where it is an int."""
+        for t in values:
+            if t.py in NARROW:
+                raise Refused(
+                    node,
+                    f"line {getattr(node, 'lineno', 0)}: `{ast.unparse(node)}`: an np.int32 "
+                    "element compiles only as an index, a bound or int(...)",
+                )
+
     def _number(self, node: ast.expr, assigned: set[str]) -> Typed:
         t = self.expr(node, assigned)
+        self.wide(node, t)
         if t.py == "bool":
             raise Refused(node, f"line {node.lineno}: a bool where a number is needed")
         return t
