@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ppy._annotations import DType, Shape
 from ppy._decorators import fastmath, jax, opt, pure
-from ppy._load import load, reset_stats, stats
+from ppy._load import load, reset_stats, stats, summary
 from ppy_core import __version__
 from ppy_core.diagnostics import Error, VerifyError
 
@@ -31,6 +31,7 @@ __all__ = [
     "install",
     "Installed",
     "stats",
+    "summary",
     "reset_stats",
 ]
 

@@ -1,4 +1,5 @@
-"""`ppy.load(path)` and `ppy.stats()`: compile one file in-process; read the counters."""
+"""`ppy.load(path)`, `ppy.stats()`, `ppy.summary()`: compile one file in-process; read
+the counters."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ def stats() -> dict[str, dict[str, Any]]:
     from ppy_core.runtime.dispatch import stats as _stats
 
     return _stats()
+
+
+def summary() -> str:
+    """`ppy: M modules compiled, S sites, F fast calls, B fallbacks (reason n, ...)`:
+    this process's modules compiled by an import hook and its sites' counters."""
+    from ppy_core.integrations.summary import current
+
+    return current()
 
 
 def reset_stats() -> None:

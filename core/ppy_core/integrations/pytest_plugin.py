@@ -20,7 +20,6 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
     import pytest
@@ -83,10 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if not getattr(config, _REPORT, False):
         return
-    import ppy
-    from ppy_core.runtime.compiling import LOADED
+    from ppy_core.integrations.summary import current
 
-    terminalreporter.write_line(summary(ppy.stats(), len(set(LOADED))))
+    terminalreporter.write_line(current())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -96,22 +94,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         setattr(config, _HANDLE, None)
 
 
-def summary(stats: Mapping[str, Mapping[str, Any]], modules: int) -> str:
-    """`ppy: M modules compiled, S sites, F fast calls, B fallbacks (reason n, ...)`."""
-    fast = sum(int(s.get("fast", 0)) for s in stats.values())
-    reasons: dict[str, int] = {}
-    for site in stats.values():
-        for reason, n in dict(site.get("fallback", {})).items():
-            reasons[reason] = reasons.get(reason, 0) + int(n)
-    slow = sum(reasons.values())
-    line = (
-        f"ppy: {modules} module{'s' if modules != 1 else ''} compiled, {len(stats)} sites, "
-        f"{fast} fast calls, {slow} fallbacks"
-    )
-    if reasons:
-        ranked = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
-        line += " (" + ", ".join(f"{r} {n}" for r, n in ranked) + ")"
-    return line
-
-
-__all__ = ["summary"]
+__all__: list[str] = []  # hooks only

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ppy_core.integrations.pytest_plugin import summary
+from ppy_core.integrations.summary import summary
 
 PACKAGE = {
     "mypkg/__init__.py": "from .core import f\n",

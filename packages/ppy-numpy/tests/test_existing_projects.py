@@ -73,10 +73,12 @@ import json, ppy
 ppy.install(["fastpkg"])
 import fastpkg
 got = fastpkg.blend(a, b)
-print(json.dumps({"same": got.tobytes() == want.tobytes(), "stats": ppy.stats()}))
+print(json.dumps({"same": got.tobytes() == want.tobytes(), "stats": ppy.stats(),
+                  "summary": ppy.summary()}))
 """,
     )
     assert out["same"]
+    assert out["summary"] == "ppy: 2 modules compiled, 1 sites, 1 fast calls, 0 fallbacks"
     assert _fast(out["stats"]) == 1
     assert list(out["stats"]) == ["ops:blend.1"]
 

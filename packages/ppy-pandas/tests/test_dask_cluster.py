@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +43,11 @@ import pandas as pd
 def score(df: pd.DataFrame) -> pd.Series:
     return df["a"] * df["b"] + df["c"].fillna(0)
 """
+
+
+SUMMARY = re.compile(
+    r"ppy: (\d+) modules? compiled, (\d+) sites, (\d+) fast calls, (\d+) fallbacks"
+)
 
 
 def _loaded() -> list[str]:
@@ -107,6 +113,11 @@ def test_client_map_runs_the_compiled_numpy_function_on_the_workers(client: Any)
         a, b = rng.standard_normal(5000), rng.standard_normal(5000)
         assert got.tobytes() == (a * 0.25 + b * 0.75 - 1.0).tobytes()
     assert _stats(client, "arrays:blend.1") == (6, {})  # every call on the fast path
+    lines = client.run(__import__("ppy").summary)  # each worker's one line
+    said = [SUMMARY.fullmatch(line) for line in lines.values()]
+    assert all(said), lines
+    assert sum(int(m.group(3)) for m in said if m) == 6
+    assert sum(int(m.group(4)) for m in said if m) == 0
     loaded = client.run(_loaded)
     assert len(loaded) == 2
     assert all(names[:2] == ["daskpkg", "daskpkg.arrays"] for names in loaded.values())
