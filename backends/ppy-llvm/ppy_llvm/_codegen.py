@@ -48,6 +48,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering
@@ -94,6 +95,11 @@ class KernelEmit:
     #: value id -> (its VEC-lane value, its scalar value), computed once before the
     #: loop (`_kernel_map.row_invariants`)
     hoisted: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: (any_order, nan_free, elision) -> (unordered nodes, swap nodes): `ctx` is asked
+    #: once per emitted value, and computing these is linear in the kernel's nodes
+    node_sets: dict[tuple[bool, frozenset[int], bool], tuple[Any, Any]] = field(
+        default_factory=dict
+    )
 
     @property
     def loop_nodes(self) -> list[int]:
@@ -103,12 +109,16 @@ class KernelEmit:
 
     def ctx(self, width: int) -> LowerCtx:
         """A lowering context at `width`."""
-        unordered = (
-            frozenset(self.spec.nodes)
-            if self.any_order
-            else unordered_nodes(self.spec, self.nan_free)
-        )
-        swap = swap_nodes(self.spec) if self.elide else {}
+        key = (self.any_order, self.nan_free, bool(self.elide))
+        sets = self.node_sets.get(key)
+        if sets is None:
+            unordered = (
+                frozenset(self.spec.nodes)
+                if self.any_order
+                else unordered_nodes(self.spec, self.nan_free)
+            )
+            sets = self.node_sets[key] = (unordered, swap_nodes(self.spec) if self.elide else {})
+        unordered, swap = sets
         return LowerCtx(
             self.em, width, not self.spec.fastmath, self.spec, self.big, unordered, self.elide, swap
         )

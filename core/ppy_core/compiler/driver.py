@@ -19,6 +19,8 @@ from typing import Any
 
 from ppy_core import __version__
 from ppy_core.cache.module_key import ModuleKey
+from ppy_core.compiler.deep import MAX_SITE_OPS, run_deep
+from ppy_core.compiler.frontend.contain import is_internal
 from ppy_core.compiler.frontend.lowering import build_site_ir, site_library
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder, Target
@@ -79,7 +81,55 @@ class Builder:
                     )
 
     def build(self, out: Path) -> dict[str, Any]:
+        """Build on a thread with room for deep trees (`deep.py`). A compiler bug that
+        escapes every site's and function's own guard still costs no program: the
+        module is stored as written (no site compiled) with one E9001 warning."""
         source = read_source(self.key.path, self.key.source)
+        try:
+            return run_deep(lambda: self.build_sites(source, out))
+        except Exception as exc:
+            if not is_internal(exc) or self.target is not None:
+                raise  # a specialization that fails: its caller keeps the general path
+            self.report(self._internal(exc, "the module", None))
+            return self.build_plain(source, out)
+
+    def build_plain(self, source: Any, out: Path) -> dict[str, Any]:
+        """The module as written: its code and a manifest with no site."""
+        for stale in out.iterdir():  # what the failed build had written
+            if stale.is_file():
+                stale.unlink()
+        code = compile(source.data, str(self.key.path), "exec", dont_inherit=True)
+        (out / "module.code").write_bytes(marshal.dumps(code))
+        (out / "source.py").write_bytes(source.data)
+        write_manifest(out / MANIFEST, self.manifest([], [], [], []))
+        return {"module": str(self.key.path)}
+
+    def _internal(self, exc: BaseException, what: str, node: ast.AST | None) -> Diagnostic:
+        """A warning that `what` stays Python: E0010 for a tree too deep to walk, else
+        E9001 (a compiler bug), its traceback printed under PPY_DEBUG=1."""
+        log.debug("internal error compiling %s", what, exc_info=exc)
+        if os.environ.get("PPY_DEBUG"):
+            traceback.print_exception(exc)
+        where = _where(self.key.path, node) if node is not None else Location(str(self.key.path))
+        if isinstance(exc, RecursionError):
+            return Diagnostic(
+                "E0010",
+                f"{what} nests too deeply for ppy to compile; it stays Python",
+                "the program runs as written; split the expression into statements to "
+                "compile it (rerun with PPY_DEBUG=1 for where it stopped)",
+                where,
+                "warning",
+            )
+        return Diagnostic(
+            "E9001",
+            f"internal compiler error compiling {what} ({type(exc).__name__}: {exc}); "
+            "it stays Python",
+            "the program runs as written; rerun with PPY_DEBUG=1 for the traceback and report it",
+            where,
+            "warning",
+        )
+
+    def build_sites(self, source: Any, out: Path) -> dict[str, Any]:
         # A plugin whose every claim conflicted (E1901) answers for nothing.
         claimants = set(self.key.activation.claims.values())
         plugins = [p for p in self.key.activation.plugins if p.name in claimants]
@@ -100,6 +150,9 @@ class Builder:
             oracle, module_ctx, self.key.config.opt, self.target, libraries=bool(plugins)
         )
         findings = finder.run(source.tree)
+        for stmt, exc in findings.failures:
+            name = getattr(stmt, "name", None)
+            self.report(self._internal(exc, f"function '{name}'" if name else "a statement", stmt))
         for node, reject in findings.rejects:
             self.report(
                 Diagnostic(reject.code, reject.message, reject.hint, _where(self.key.path, node))
@@ -129,7 +182,27 @@ class Builder:
         code = compile_module_code(tree, str(self.key.path), names)
         (out / "module.code").write_bytes(marshal.dumps(code))
         (out / "source.py").write_bytes(source.data)
-        manifest = {
+        manifest = self.manifest(expr_records, fn_records, findings.remarks, findings.specializable)
+        if self.target is not None:
+            manifest["specialization"] = {
+                "function": self.target.function,
+                "signature": self.target.signature,
+                "prefix": prefix,
+                "name": self.target.function,
+                "gains": bool(compiled_exprs or compiled_fns),
+            }
+        write_manifest(out / MANIFEST, manifest)
+        return {"module": str(self.key.path)}
+
+    def manifest(
+        self,
+        expr_records: list[Any],
+        fn_records: list[Any],
+        remarks: list[Any],
+        specializable: list[Any],
+    ) -> dict[str, Any]:
+        """The manifest of this build: its sites' records, remarks and diagnostics."""
+        return {
             "format": 1,
             "core": __version__,
             "python": sys.implementation.cache_tag,
@@ -142,24 +215,14 @@ class Builder:
             "project_files": {k: str(v) for k, v in self.key.project_files.items()},
             "remarks": [
                 {"function": r.function, "line": r.line, "message": r.message}
-                for r in findings.remarks
+                for r in remarks
             ],
             "diagnostics": [d.render() for d in self.diagnostics],
             "specializable": [
                 {"index": i, "function": s.function, "line": s.node.lineno, "params": len(s.params)}
-                for i, s in enumerate(findings.specializable)
+                for i, s in enumerate(specializable)
             ],
         }
-        if self.target is not None:
-            manifest["specialization"] = {
-                "function": self.target.function,
-                "signature": self.target.signature,
-                "prefix": prefix,
-                "name": self.target.function,
-                "gains": bool(compiled_exprs or compiled_fns),
-            }
-        write_manifest(out / MANIFEST, manifest)
-        return {"module": str(self.key.path)}
 
     def plugin_passes(self, hooks: HookCaller) -> list[Any]:
         """The plugins' passes, then their rewrite patterns (one pass per plugin), then
@@ -195,7 +258,7 @@ class Builder:
         """Every expression site's record and unit. Sites whose first willing backend
         has `lower_module` are compiled together (one library per module and backend);
         if that fails, each is compiled alone, so one bad site costs only itself."""
-        prepared = [self.prepare_expr(site, passes) for site in sites]
+        prepared = [self.guarded_prepare(site, passes) for site in sites]
         results: list[tuple[dict[str, Any], CompiledUnit | None]] = [
             (record, None) for record, _func in prepared
         ]
@@ -252,6 +315,29 @@ class Builder:
             return None
         return list(units) if len(units) == len(funcs) else None
 
+    def guarded_prepare(
+        self, site: ExprSite, passes: list[Any]
+    ) -> tuple[dict[str, Any], FuncOp | None]:
+        """`prepare_expr`, with a compiler bug in it costing only this site."""
+        try:
+            return self.prepare_expr(site, passes)
+        except Exception as exc:
+            if not is_internal(exc):
+                raise
+            diagnostic = self._internal(exc, f"site {site.id}", site.node)
+            self.report(diagnostic)
+            record: dict[str, Any] = {
+                "id": site.id,
+                "function": site.function,
+                "line": site.node.lineno,
+                "col": site.node.col_offset + 1,
+                "text": f"(site {site.id})",
+                "leaves": [],
+                "unit": None,
+                "reasons": [diagnostic.message],
+            }
+            return record, None
+
     def prepare_expr(
         self, site: ExprSite, passes: list[Any]
     ) -> tuple[dict[str, Any], FuncOp | None]:
@@ -278,6 +364,16 @@ class Builder:
             record["library"] = site_library(site)
         try:
             func = build_site_ir(site, self.registry)
+            if (size := sum(1 for _op in func.walk())) > MAX_SITE_OPS:
+                message = (
+                    f"an expression of {size} operations is longer than one compiled "
+                    f"site may be ({MAX_SITE_OPS}); it stays Python"
+                )
+                hint = "split it into statements of fewer operations to compile it"
+                where = _where(self.key.path, site.node)
+                self.report(Diagnostic("E0010", message, hint, where, "warning"))
+                record["reasons"].append(message)
+                return record, None
             record["ir"] = print_ir(func)
             module = ModuleOp.empty()
             module.regions[0].block.append(func)

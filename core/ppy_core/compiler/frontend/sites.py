@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ppy_core.compiler.frontend.classes import module_classes
+from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
@@ -132,6 +133,9 @@ class Findings:
     remarks: list[Remark] = field(default_factory=list)
     rejects: list[tuple[ast.AST, RejectSpec]] = field(default_factory=list)
     specializable: list[Specializable] = field(default_factory=list)
+    # functions (or module statements) whose cutting failed inside the compiler; each
+    # stays Python and the driver warns once (frontend/contain.py)
+    failures: list[tuple[ast.stmt, BaseException]] = field(default_factory=list)
 
 
 class SiteFinder:
@@ -171,16 +175,19 @@ class SiteFinder:
         for stmt in tree.body:
             if self.target is not None:  # one function's specialization: nothing else
                 if isinstance(stmt, ast.FunctionDef) and stmt.name == self.target.function:
-                    self.function(stmt)
+                    contained(self, stmt, self.function)
                 continue
             if isinstance(stmt, ast.FunctionDef):
-                self.function(stmt)
+                contained(self, stmt, self.function)
             elif isinstance(stmt, ast.AsyncFunctionDef | ast.ClassDef):
                 kind = "async function" if isinstance(stmt, ast.AsyncFunctionDef) else "class"
                 self.remark(stmt.name, stmt, f"{kind} '{stmt.name}' stays Python")
             elif self.default_opt >= 2:
-                self.statements("<module>", [stmt], module_typer, FunctionOptions(self.default_opt))
+                contained(self, stmt, lambda s: self.module_statement(s, module_typer))
         return self.found
+
+    def module_statement(self, stmt: ast.stmt, typer: Typer) -> None:
+        self.statements("<module>", [stmt], typer, FunctionOptions(self.default_opt))
 
     def module_names(self, tree: ast.Module, typer: Typer) -> dict[str, Type]:
         """Types of module names bound exactly once, by a top-level `name = value`
@@ -252,6 +259,7 @@ class SiteFinder:
             globals=getattr(self, "globals", {}),
             local_names=getattr(self, "local_names", {}),
             local_types=getattr(self, "local_types", {}),
+            memo={},
         )
 
     def function(self, func: ast.FunctionDef) -> None:

@@ -27,6 +27,7 @@ BUILTIN_TYPES: Mapping[str, Type] = {
     "builtins.bool": I1,
     "builtins.None": NONE,
 }
+_COMPOUND = (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Subscript)
 _DTYPE_NAMES = {
     "float64": "f64",
     "f64": "f64",
@@ -53,6 +54,11 @@ class Typer:
     local_types: Mapping[str, Type] = field(default_factory=dict)
     # unannotated parameters typed by a call's signature (a specialization)
     observed: Mapping[str, Type] = field(default_factory=dict)
+    # id(node) -> (node, conv, len(conv), type): the types of operator, call, attribute
+    # and subscript nodes no site took, while `conv` is the same and has not grown. A
+    # parent asks its children's types again (the hook's context, then Python's
+    # rule); unmemoised that is exponential in the depth of an untyped tree.
+    memo: dict[int, tuple[ast.expr, Mapping[int, Converge], int, Type]] | None = None
 
     def location(self, node: ast.AST) -> Location:
         return Location(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
@@ -137,6 +143,17 @@ class Typer:
         """The type of `node`, using already-computed convergences."""
         if id(node) in conv:
             return conv[id(node)].result
+        memo = self.memo
+        if memo is None or not isinstance(node, _COMPOUND):
+            return self._expr(node, conv)
+        entry = memo.get(id(node))
+        if entry is not None and entry[0] is node and entry[1] is conv and entry[2] == len(conv):
+            return entry[3]
+        found = self._expr(node, conv)
+        memo[id(node)] = (node, conv, len(conv), found)
+        return found
+
+    def _expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, bool):
@@ -171,12 +188,13 @@ class Typer:
     def _operator_type(self, node: ast.BinOp | ast.UnaryOp, conv: Mapping[int, Converge]) -> Type:
         """An operator no site took: the plugins' answer, else Python's own scalar rules."""
         operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
-        reply = self.oracle.operator(self.operator_context(node, operands, conv))
+        ctx = self.operator_context(node, operands, conv)
+        reply = self.oracle.operator(ctx)
         if isinstance(reply, Type):
             return reply
         if isinstance(reply, Converge):
             return reply.result
-        kinds = [self.expr(o, conv) for o in operands]
+        kinds = list(ctx.operands)  # typed once: asking again doubles per level
         if not all(k in (F64, I64) for k in kinds):
             return UNKNOWN
         op = type(node.op).__name__
