@@ -188,7 +188,7 @@ class Builder:
                 "function": self.target.function,
                 "signature": self.target.signature,
                 "prefix": prefix,
-                "name": self.target.function,
+                "name": self.target.function.rpartition(".")[2],
                 "gains": bool(compiled_exprs or compiled_fns),
             }
         write_manifest(out / MANIFEST, manifest)
@@ -219,7 +219,13 @@ class Builder:
             ],
             "diagnostics": [d.render() for d in self.diagnostics],
             "specializable": [
-                {"index": i, "function": s.function, "line": s.node.lineno, "params": len(s.params)}
+                {
+                    "index": i,
+                    "function": s.function,
+                    "line": s.node.lineno,
+                    "params": len(s.params),
+                    "attributes": list(s.attributes),
+                }
                 for i, s in enumerate(specializable)
             ],
         }

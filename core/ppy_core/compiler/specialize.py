@@ -19,7 +19,17 @@ from typing import Any
 from ppy_core.cache.module_key import ModuleKey, module_key
 from ppy_core.compiler.cached import cache_for
 from ppy_core.compiler.frontend.sites import Target
-from ppy_core.ir.types import F64, I1, I64, NONE, SCALAR_KINDS, UNKNOWN, ScalarType, TensorType, Type
+from ppy_core.ir.types import (
+    F64,
+    I1,
+    I64,
+    NONE,
+    SCALAR_KINDS,
+    UNKNOWN,
+    ScalarType,
+    TensorType,
+    Type,
+)
 from ppy_core.runtime.observed import SPECS, recorded, spec_id
 
 _SCALARS: dict[str, Type] = {"int": I64, "float": F64, "bool": I1, "None": NONE}
@@ -37,17 +47,23 @@ def observed_type(description: tuple[Any, ...]) -> Type:
     return UNKNOWN
 
 
-def parameter_names(key: ModuleKey, function: str) -> tuple[str, ...]:
-    """The function's parameters in declaration order, as the dispatcher binds them."""
-    import ast
-
+def signature_names(key: ModuleKey, function: str) -> tuple[str, ...]:
+    """What a signature describes, in its order: the parameters as the dispatcher
+    binds them, then (a method) the `self` attributes it reads (`self.P`)."""
+    from ppy_core.compiler.frontend.sites import _named
     from ppy_core.compiler.frontend.source import read_source
+    from ppy_core.compiler.frontend.specializable import observed_attributes, plain_parameters
 
     tree = read_source(key.path, key.source).tree
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == function:
-            args = stmt.args
-            return tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+        found = _named(stmt, function)
+        if found is None:
+            continue
+        names = plain_parameters(found) or ()
+        if "." not in function or not names:
+            return names
+        attributes = observed_attributes(found, names[0])
+        return (*names, *(f"{names[0]}.{a}" for a in attributes))
     return ()
 
 
@@ -61,7 +77,7 @@ def build(source: str, function: str, signature: tuple[Any, ...]) -> Path | None
 def build_for(key: ModuleKey, function: str, signature: tuple[Any, ...]) -> Path | None:
     from ppy_core.compiler.driver import Builder
 
-    names = parameter_names(key, function)
+    names = signature_names(key, function)
     if len(names) != len(signature):
         return None
     ident = spec_id(key.key, function, signature)

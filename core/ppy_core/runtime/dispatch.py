@@ -97,12 +97,19 @@ def stats() -> dict[str, dict[str, Any]]:
 
 
 def _add_counts(data: dict[str, Any], member: Any) -> None:
-    fast, fallback = _counts(member)
-    data["fast"] = int(data.get("fast", 0)) + fast
-    merged = dict(data.get("fallback", {}))
-    for reason, n in fallback.items():
-        merged[reason] = merged.get(reason, 0) + n
-    data["fallback"] = merged
+    """A member's counters added to its site's: fast calls, fallbacks by reason, and
+    any other count a site reports (a NumPy site's `splat`, `rows`, `direct`)."""
+    getter = _stats_getter(member)
+    if getter is None:
+        return
+    for name, value in getter().items():
+        if name == "fallback":
+            merged = dict(data.get("fallback", {}))
+            for reason, n in value.items():
+                merged[reason] = merged.get(reason, 0) + n
+            data["fallback"] = merged
+        elif isinstance(value, int) and not isinstance(value, bool):
+            data[name] = int(data.get(name, 0)) + value
 
 
 def reset_stats() -> None:

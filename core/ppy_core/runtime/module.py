@@ -46,7 +46,7 @@ class Binder:
         for record in manifest["function_sites"]:
             namespace[f"{prefix}fn_{record['index']}"] = self._decorator(record)
         for record in manifest.get("specializable", ()):
-            namespace[f"{prefix}spec_{record['index']}"] = self._specializing(record)
+            namespace[f"{prefix}spec_{record['index']}__"] = self._specializing(record)
 
     def _warn(self, message: str) -> None:
         warnings.warn(f"ppy: {message}", ArtifactWarning, stacklevel=4)

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-LIMIT = 8
+LIMIT = 8  # specializations a function keeps
+ATTEMPTS = 4 * LIMIT  # signatures it compiles at most (most may gain nothing)
 SPECS = "specs"  # an artifact module's folder of carried specializations
 RECORDS = "observed"  # the cache root's folder of recorded signatures
 _MAX_RECORD_BYTES = 1 << 20
@@ -48,6 +49,14 @@ _SCALARS: dict[type, tuple[str, ...]] = {
     type(None): ("None",),
 }
 _DESCRIBERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+class _Missing:
+    """An attribute a method reads that the instance's `__dict__` does not hold."""
+
+
+_MISSING = _Missing()
+_SCALARS[_Missing] = ("missing",)
 
 
 class SpecializationWarning(UserWarning):
@@ -83,9 +92,16 @@ def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
     return lambda _value: token
 
 
+def typing_part(signature: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
+    """What the compiler types from (an array's library, class, element kind and
+    rank): signatures that differ only in layout or writeability share one
+    specialization, whose sites guard those per call as any site does."""
+    return tuple(d[:5] if d[0] == "array" else d for d in signature)
+
+
 def typed(signature: tuple[tuple[Any, ...], ...]) -> bool:
     """Whether a signature says anything the compiler can type (not only objects)."""
-    return any(d[0] not in ("object", "complex") for d in signature)
+    return any(d[0] not in ("object", "complex", "missing") for d in signature)
 
 
 def spec_id(module_key: str, qualname: str, signature: tuple[tuple[Any, ...], ...]) -> str:
@@ -102,8 +118,8 @@ def signature_text(signature: tuple[tuple[Any, ...], ...]) -> str:
     parts = []
     for d in signature:
         if d[0] == "array":
-            layout = f", {d[5]}" if d[5] != "C" else ", C"
-            parts.append(f"{d[1]} {d[3]}[{d[4]}-D{layout}{'' if d[6] else ', read-only'}]")
+            layout = f", {d[5]}{'' if d[6] else ', read-only'}" if len(d) >= 7 else ""
+            parts.append(f"{d[1]} {d[3]}[{d[4]}-D{layout}]")
         elif d[0] == "object":
             parts.append(str(d[1]))
         else:
@@ -217,14 +233,17 @@ class Specializations:
     `ppy explain` and `ppy.stats()` say of it."""
 
     __slots__ = (
+        "by_typing",
         "directory",
         "generic",
+        "generic_sites",
         "lock",
         "module_key",
         "namespace",
         "params",
         "qualname",
         "seen",
+        "seen_typing",
         "signature_of",
         "site_ids",
         "source",
@@ -253,11 +272,20 @@ class Specializations:
             for r in manifest.get("expr_sites", ())
             if r.get("function") == self.qualname
         }
+        # the generic function's compiled sites (speculative: float64 arrays, floats)
+        self.generic_sites = frozenset(
+            (r["line"], r["col"])
+            for r in manifest.get("expr_sites", ())
+            if r.get("function") == self.qualname and r.get("unit")
+        )
         self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
         self.seen: dict[tuple[Any, ...], str] = {}  # signature -> what became of it
         self.lock = threading.RLock()
         self.warned = False
         self.signature_of: Any = None  # inspect.Signature, on the first keyword call
+        # the typing part of a signature (`typing_part`) -> its function, what became of it
+        self.by_typing: dict[tuple[Any, ...], Callable[..., Any]] = {}
+        self.seen_typing: dict[tuple[Any, ...], str] = {}
 
     def bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
         """The arguments by parameter, defaults filled in; None where Python would
@@ -286,8 +314,19 @@ class Specializations:
         if not typed(signature):
             self.seen[signature] = "generic: nothing typed"
             return self.generic
-        tried = sum(1 for why in self.seen.values() if not why.startswith("generic: nothing"))
-        if tried >= LIMIT:
+        typing = typing_part(signature)
+        known = self.by_typing.get(typing)
+        if known is not None:  # another layout of a signature already resolved
+            self.seen[signature] = self.seen_typing[typing]
+            return known
+        found = self._specialize(typing)
+        self.by_typing[typing] = found
+        self.seen_typing[typing] = self.seen[signature] = self.seen.pop(typing)
+        return found
+
+    def _specialize(self, signature: tuple[Any, ...]) -> Callable[..., Any]:
+        specialized = sum(1 for f in self.by_typing.values() if f is not self.generic)
+        if specialized >= LIMIT or len(self.by_typing) >= ATTEMPTS:
             self.seen[signature] = "generic: past the limit"
             if not self.warned:
                 self.warned = True
@@ -359,7 +398,7 @@ def load_specialization(entry: Path, state: Specializations) -> Callable[..., An
             raise ValueError(f"{entry / name} failed its check against the recorded sha256")
     manifest = read_manifest(entry)
     spec = manifest.get("specialization")
-    if not isinstance(spec, dict) or not spec.get("gains"):
+    if not isinstance(spec, dict) or not spec.get("gains") or not _gains(manifest, state):
         return None
     code = read_code(entry, manifest)
     binder = Binder(entry, manifest, state.namespace, prefix=str(spec["prefix"]))
@@ -372,6 +411,25 @@ def load_specialization(entry: Path, state: Specializations) -> Callable[..., An
     function.__kwdefaults__ = generic.__kwdefaults__
     function.__dict__.update(generic.__dict__)
     return function  # type: ignore[no-any-return]
+
+
+def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
+    """Whether a specialization runs more than the generic function does: a typed
+    loop, a site where the generic one has none, or operands the generic sites'
+    guards refuse (arrays of another dtype than float64, Python ints and bools; the
+    generic function's speculative sites take float64 arrays and floats, with all of
+    their tuning, so for those it answers)."""
+    if any(r.get("unit") for r in manifest.get("function_sites", ())):
+        return True
+    compiled = {(r["line"], r["col"]) for r in manifest.get("expr_sites", ()) if r.get("unit")}
+    if compiled - state.generic_sites:
+        return True
+    signature = manifest["specialization"].get("signature") or ()
+    return any(
+        (d[0] == "array" and d[3] != "f64") or d[0] in ("int", "bool")
+        for d in signature
+        if isinstance(d, list | tuple) and d
+    )
 
 
 def specializing(
@@ -387,6 +445,7 @@ def specializing(
     table, resolve, bound = state.table, state.resolve, state.bound
     nparams = state.params
     describe_ = describe
+    attributes = tuple(str(a) for a in record.get("attributes", ()))
 
     def dispatcher(*args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != nparams:
@@ -396,6 +455,9 @@ def specializing(
         else:
             values = args
         signature = tuple(map(describe_, values))
+        if attributes:  # a method: the `self` attributes it reads, from the instance's dict
+            own = getattr(values[0], "__dict__", None) or {}
+            signature += tuple(describe_(own.get(a, _MISSING)) for a in attributes)
         function = table.get(signature)
         if function is None:
             function = resolve(signature)
@@ -435,4 +497,3 @@ __all__ = [
     "signature_text",
     "specializing",
 ]
-

@@ -249,13 +249,22 @@ def counting(pair: Pair, function: str) -> Iterator[dict[str, Any]]:
     out["fallback"] = {r: n - fb0.get(r, 0) for r, n in fb1.items() if n != fb0.get(r, 0)}
 
 
+def generic(pair: Pair, function: str) -> Callable[..., Any]:
+    """`function` without its specializing dispatcher (`ppy_core.runtime.observed`): the
+    module's own compiled function, whose speculative sites a test of their guards calls."""
+    fn = getattr(pair.fast, function)
+    return getattr(fn, "__wrapped__", fn)  # type: ignore[no-any-return]
+
+
 def run_both(
-    pair: Pair, function: str, args: tuple[Any, ...], **errstate: str
+    pair: Pair, function: str, args: tuple[Any, ...], *, speculative: bool = False, **errstate: str
 ) -> tuple[str | None, dict[str, Any], Outcome]:
     """Call `function` of both builds under `errstate`: (what differs or None, the
-    fast build's counter increase, NumPy's outcome)."""
+    fast build's counter increase, NumPy's outcome). `speculative`: the generic
+    function's speculative sites (`generic`), not the specializing dispatcher."""
+    fn = generic(pair, function) if speculative else getattr(pair.fast, function)
     with counting(pair, function) as counts:
-        got = call(getattr(pair.fast, function), args, **errstate)
+        got = call(fn, args, **errstate)
     want = call(getattr(pair.plain, function), args, **errstate)
     return outcome_difference(got, want), counts, want
 
@@ -270,15 +279,19 @@ def direct_writes(pair: Pair, function: str) -> int:
     return sum(int(stats.get(sid, {}).get("direct", 0)) for sid in pair.site_ids(function))
 
 
-def run_world(pair: Pair, function: str, world: World, **err: str) -> tuple[dict[str, Any], int]:
+def run_world(
+    pair: Pair, function: str, world: World, *, speculative: bool = False, **err: str
+) -> tuple[dict[str, Any], int]:
     """Call store `function` on one fresh world and NumPy on another; assert every
     array of the world, the value, exception and warnings are NumPy's. The counters'
-    increase and the direct writes."""
+    increase and the direct writes. `speculative`: call the generic function (its
+    speculative sites' guards), not the specializing dispatcher."""
     arrays_fast, args_fast = world()
     arrays_plain, args_plain = world()
     direct0 = direct_writes(pair, function)
+    fn = generic(pair, function) if speculative else getattr(pair.fast, function)
     with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), args_fast, **err)
+        got = call(fn, args_fast, **err)
     want = call(getattr(pair.plain, function), args_plain, **err)
     assert got.error == want.error, (got.error, want.error)
     assert sorted(got.warnings, key=repr) == sorted(want.warnings, key=repr)

@@ -195,10 +195,12 @@ def test_bool_mask_refusals(dt: Pair) -> None:
     """A mask passed in (a bool array leaf) or an int operand of `&` stays NumPy."""
     rng = np.random.default_rng(8)
     a, b, c = (rng.standard_normal(30) for _ in range(3))
-    problem, counts, _ = run_both(dt, "m_speculative", (a > 0, b, c, 0.5))
+    problem, counts, _ = run_both(dt, "m_speculative", (a > 0, b, c, 0.5), speculative=True)
     assert problem is None
     assert counts["fast"] == 0, counts
     assert counts["fallback"] == {"guard: dtype": 1}, counts
+    problem, _counts, _ = run_both(dt, "m_speculative", (a > 0, b, c, 0.5))  # a signature's own
+    assert problem is None
 
 
 def test_int_threads_keep_values(dt: Pair) -> None:

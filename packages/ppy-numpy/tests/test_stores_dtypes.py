@@ -488,8 +488,9 @@ def test_speculative_in_place_loop(
 ) -> None:
     """Unannotated `t += a * b`: float64 arrays take the store site; anything else is
     NumPy's, with its answer or exception (the guard refuses it on each call)."""
-    c, _ = run_world(rebound, "guessed_loop", _in_place_world(dtypes, 3))
+    c, _ = run_world(rebound, "guessed_loop", _in_place_world(dtypes, 3), speculative=True)
     assert (c["fast"], sum(c["fallback"].values())) == (fast, fallback), with_reasons(c)
+    run_world(rebound, "guessed_loop", _in_place_world(dtypes, 3))  # the dispatcher: NumPy's too
 
 
 def test_the_plugin_answers_in_place_operators() -> None:

@@ -19,6 +19,7 @@ from _npharness import (
     call,
     compile_pair,
     counting,
+    generic,
     outcome_difference,
     random_array,
     special_array,
@@ -90,10 +91,18 @@ def pair(project: Path) -> Pair:
     return compile_pair(project, "views_late", SOURCE)
 
 
-def _same(pair: Pair, function: str, args: tuple[Any, ...], counts: dict[str, Any]) -> None:
-    """`function(*args)` answers as NumPy (values, exceptions, warnings) with `counts`."""
+def _same(
+    pair: Pair,
+    function: str,
+    args: tuple[Any, ...],
+    counts: dict[str, Any],
+    speculative: bool = False,
+) -> None:
+    """`function(*args)` answers as NumPy (values, exceptions, warnings) with `counts`
+    (`speculative`: the generic function's sites, without the dispatcher)."""
+    fn = generic(pair, function) if speculative else getattr(pair.fast, function)
     with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), args, all="ignore")
+        got = call(fn, args, all="ignore")
     want = call(getattr(pair.plain, function), args, all="ignore")
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     assert c == counts, with_reasons(c)
@@ -247,7 +256,12 @@ FALLBACKS: list[tuple[str, str, Any, str]] = [
 def test_anything_else_runs_python_with_its_answer(
     pair: Pair, function: str, make: Any, reason: str
 ) -> None:
-    _same(pair, function, make(), {"fast": 0, "fallback": {reason: 1}})
+    """The speculative site's guard (the generic function: a signature's specialization
+    may take these, `test_observed.py`); through the dispatcher, NumPy's answer too."""
+    _same(pair, function, make(), {"fast": 0, "fallback": {reason: 1}}, speculative=True)
+    got = call(getattr(pair.fast, function), make(), all="ignore")
+    want = call(getattr(pair.plain, function), make(), all="ignore")
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
 
 
 def test_a_name_that_may_be_unbound_stays_python(pair: Pair) -> None:

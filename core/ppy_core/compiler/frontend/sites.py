@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_core.compiler.frontend.classes import module_classes
@@ -16,6 +16,12 @@ from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.rebinding import Binding, consistent_types
+from ppy_core.compiler.frontend.specializable import (
+    could_compile,
+    movable_method,
+    observed_attributes,
+    plain_parameters,
+)
 from ppy_core.compiler.frontend.speculate import Speculator
 from ppy_core.compiler.frontend.stores import (
     ASSIGN,
@@ -109,9 +115,10 @@ class Specializable:
     """A function with unannotated parameters: it gets a specializing dispatcher, and
     each signature it is called with is compiled as if annotated with it."""
 
-    function: str
+    function: str  # its qualified name: `f`, or `Class.method`
     node: ast.FunctionDef
     params: tuple[str, ...]
+    attributes: tuple[str, ...] = ()  # a method's `self` attributes its signature describes
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,11 +181,14 @@ class SiteFinder:
         self.speculator = Speculator.for_module(self.oracle, tree)
         for stmt in tree.body:
             if self.target is not None:  # one function's specialization: nothing else
-                if isinstance(stmt, ast.FunctionDef) and stmt.name == self.target.function:
-                    contained(self, stmt, self.function)
+                found = _named(stmt, self.target.function)
+                if found is not None:
+                    contained(self, found, self.function)
                 continue
             if isinstance(stmt, ast.FunctionDef):
                 contained(self, stmt, self.function)
+            elif isinstance(stmt, ast.ClassDef) and self.methods(stmt):
+                continue
             elif isinstance(stmt, ast.AsyncFunctionDef | ast.ClassDef):
                 kind = "async function" if isinstance(stmt, ast.AsyncFunctionDef) else "class"
                 self.remark(stmt.name, stmt, f"{kind} '{stmt.name}' stays Python")
@@ -288,24 +298,37 @@ class SiteFinder:
         self._function = func.name  # for `call`'s remark on a call that calls back
         self.statements(func.name, func.body, typer, opts, func)
 
-    def specializable(self, func: ast.FunctionDef, opts: FunctionOptions, params: dict[str, Any]) -> None:
-        """Mark a function whose types may come from its calls (`runtime/observed.py`):
-        an unannotated parameter, no decorator but ppy's, plain parameters, a module
-        that imports a library, and a body with something that could compile."""
+    def specializable(
+        self, func: ast.FunctionDef, opts: FunctionOptions, params: dict[str, Any]
+    ) -> None:
+        """Mark a function whose types may come from its calls (`specializable.py`)."""
         if self.target is not None or not self.libraries:
             return
-        args = func.args
-        if args.vararg or args.kwarg or len(func.decorator_list) != len(opts.decorators):
+        names = plain_parameters(func)
+        if names is None or len(func.decorator_list) != len(opts.decorators):
             return
-        if all(t is not UNKNOWN for t in params.values()) or not params:
+        if all(t is not UNKNOWN for t in params.values()) or not could_compile(func):
             return
-        operations = sum(
-            isinstance(n, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Call | ast.For | ast.While)
-            for n in own_nodes(func)
-        )
-        if operations < 2:
-            return
-        self.found.specializable.append(Specializable(func.name, func, tuple(params)))
+        self.found.specializable.append(Specializable(func.name, func, names))
+
+    def methods(self, cls: ast.ClassDef) -> bool:
+        """A module-level class's plain methods are typed by their calls (their `self`
+        attributes too); the class itself stays Python. False: nothing to mark."""
+        if not self.libraries or self.default_opt < 2 or cls.decorator_list:
+            return False
+        marked = False
+        for stmt in cls.body:
+            if not isinstance(stmt, ast.FunctionDef) or stmt.decorator_list:
+                continue
+            names = plain_parameters(stmt)
+            if not names or not movable_method(stmt) or not could_compile(stmt):
+                continue
+            attributes = observed_attributes(stmt, names[0])
+            qualname = f"{cls.name}.{stmt.name}"
+            self.found.specializable.append(Specializable(qualname, stmt, names, attributes))
+            self.remark(qualname, stmt, f"method '{qualname}' is typed by its calls")
+            marked = True
+        return marked
 
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
         rebound = parameter_counts(func)
@@ -590,6 +613,18 @@ class SiteFinder:
                 for grandchild in children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
+
+
+def _named(stmt: ast.stmt, qualname: str) -> ast.FunctionDef | None:
+    """The module-level function `f`, or the method `Class.m`, that `stmt` defines."""
+    head, _, method = qualname.partition(".")
+    if isinstance(stmt, ast.FunctionDef) and not method and stmt.name == head:
+        return stmt
+    if isinstance(stmt, ast.ClassDef) and method and stmt.name == head:
+        for inner in stmt.body:
+            if isinstance(inner, ast.FunctionDef) and inner.name == method:
+                return inner
+    return None
 
 
 __all__ = [

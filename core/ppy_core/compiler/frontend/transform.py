@@ -36,7 +36,8 @@ def function_name(index: int, prefix: str = PREFIX) -> str:
 
 
 def specializing_name(index: int) -> str:
-    return f"{PREFIX}spec_{index}"
+    """A dunder name: in a class body a `__name` would be mangled (`_C__name`)."""
+    return f"{PREFIX}spec_{index}__"
 
 
 class _Replace(ast.NodeTransformer):
@@ -240,13 +241,18 @@ def specialization_module(module: ast.Module, function: str, prefix: str) -> ast
     them, so a default is the same object, evaluated once, as in Python)."""
     body: list[ast.stmt] = []
     target: ast.FunctionDef | None = None
+    head, _, method = function.partition(".")  # `f`, or a method `Class.m`
     for stmt in module.body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        if (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__") or _inserted(stmt):
             body.append(stmt)
-        elif _inserted(stmt):
-            body.append(stmt)
-        elif isinstance(stmt, ast.FunctionDef) and stmt.name == function and target is None:
-            target = stmt
+        elif target is None and getattr(stmt, "name", None) == head:
+            if isinstance(stmt, ast.FunctionDef) and not method:
+                target = stmt
+            elif isinstance(stmt, ast.ClassDef) and method:
+                target = next(
+                    (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == method),
+                    None,
+                )
     assert target is not None, f"no function {function} in the module"
     target.decorator_list = [
         d for d in target.decorator_list if isinstance(d, ast.Name) and d.id.startswith(prefix)

@@ -207,6 +207,10 @@ class Typer:
         return UNKNOWN
 
     def _attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
+        if isinstance(node.value, ast.Name) and self.observed:  # `self.P`, observed
+            found = self.observed.get(f"{node.value.id}.{node.attr}")
+            if found is not None:
+                return found
         owner = self.qualname(node.value)
         if owner is not None:
             ctx = AttributeContext(
