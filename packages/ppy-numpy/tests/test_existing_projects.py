@@ -177,6 +177,10 @@ def g(x: np.ndarray) -> np.ndarray:
     return x * x - 2.0
 r = g(a)''')
 third = shell.run_cell("f(a, b)")  # f keeps its own site after g's cell
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    waited = shell.run_cell("import asyncio\\nawait asyncio.sleep(0)\\nf(a, b)")  # as Python
 explain = io.StringIO()
 with contextlib.redirect_stdout(explain):
     shell.run_cell("%ppy_explain")
@@ -188,6 +192,8 @@ print(json.dumps({
     "errors": [str(c.error_in_exec) for c in (first, second, third) if c.error_in_exec],
     "fast": {k.split(":")[1]: s["fast"] for k, s in ppy.stats().items()},
     "explain": explain.getvalue(),
+    "waited": waited.result.tobytes() == want.tobytes(),
+    "warned": [str(w.message) for w in caught],
 }))
 """
 )
@@ -200,7 +206,11 @@ def test_ipython_cells_are_compiled_and_keep_their_own_sites(tmp_path: Path) -> 
     assert out["first"]
     assert out["second"]
     assert out["third"]
-    assert out["fast"] == {"f.1": 2, "g.1": 1}
+    assert out["fast"] == {"f.1": 3, "g.1": 1}  # (the awaiting cell's call of f too)
+    assert out["waited"]
+    [warned] = out["warned"]
+    assert "this cell is not compiled, it runs as Python: SyntaxError" in warned
+    assert warned.endswith("[E3043]")
     assert "x * x - 2.0  -> compiled by llvm" in out["explain"]  # the last cell with sites
 
 
