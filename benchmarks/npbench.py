@@ -46,6 +46,13 @@ from typing import Any
 # to a function; the workers this process starts inherit the settings.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PPY_NUM_THREADS"):
     os.environ[_var] = "1"
+# glibc serves large blocks by mmap below a threshold it moves as blocks are freed, so
+# whether a call's temporaries (and the inputs' fresh copies) page-fault depended on
+# which implementation ran before it (log_likelihood's NumPy: 207 or 694 µs by order).
+# The workers keep large blocks on the heap: every implementation is timed warm, as in
+# a long-running program. Set before the workers start (glibc reads it at start-up).
+os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(1 << 30))
+os.environ.setdefault("MALLOC_TRIM_THRESHOLD_", str(1 << 31))
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
