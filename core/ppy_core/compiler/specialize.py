@@ -1,9 +1,9 @@
 """Compiling one function for one observed signature (`runtime/observed.py`).
 
-The runtime describes a call's arguments; here each description becomes the type an
-annotation would have given (a NumPy float32 array of rank 2 is
-`tensor<?x?xf32, "numpy">`, a Python float `f64`), and the module is compiled again
-with that one function only, its unannotated parameters typed so. The result is a
+The runtime describes a call's arguments; the module is compiled again with that one
+function only, its unannotated parameters typed as annotations would have typed the
+described arguments (`frontend/described.py`: a NumPy float32 array of rank 2 is
+`tensor<?x?xf32, "numpy">`, a Python float `f64`). The result is a
 cache entry of its own (key: `observed.spec_id` of the module's key, the function
 and the signature) holding the function's code and its sites; another process finds
 it without compiling. `include_recorded` puts a module's recorded specializations
@@ -19,32 +19,7 @@ from typing import Any
 from ppy_core.cache.module_key import ModuleKey, module_key
 from ppy_core.compiler.cached import cache_for
 from ppy_core.compiler.frontend.sites import Target
-from ppy_core.ir.types import (
-    F64,
-    I1,
-    I64,
-    NONE,
-    SCALAR_KINDS,
-    UNKNOWN,
-    ScalarType,
-    TensorType,
-    Type,
-)
 from ppy_core.runtime.observed import SPECS, recorded, spec_id
-
-_SCALARS: dict[str, Type] = {"int": I64, "float": F64, "bool": I1, "None": NONE}
-
-
-def observed_type(description: tuple[Any, ...]) -> Type:
-    """The type an annotation would give an argument the runtime described so."""
-    kind = description[0] if description else ""
-    if kind in _SCALARS:
-        return _SCALARS[kind]
-    if kind == "array" and len(description) >= 5:
-        _kind, library, _cls, element, rank = description[:5]
-        if element in SCALAR_KINDS and isinstance(rank, int) and 0 <= rank <= 32:
-            return TensorType(ScalarType(element), (None,) * rank, str(library))
-    return UNKNOWN
 
 
 def signature_names(key: ModuleKey, function: str) -> tuple[str, ...]:
@@ -85,10 +60,9 @@ def build_for(key: ModuleKey, function: str, signature: tuple[Any, ...]) -> Path
     entry = cache.lookup(ident)
     if entry is not None:
         return entry.path
-    observed = {n: observed_type(d) for n, d in zip(names, signature, strict=True)}
     target = Target(
         function,
-        observed,
+        dict(zip(names, signature, strict=True)),
         suffix=f"@{ident[1:9]}",
         prefix=f"__ppy_{ident[1:11]}_",
         signature=signature,
@@ -122,4 +96,4 @@ def specialize_lazily(source: str, function: str, signature: tuple[Any, ...]) ->
     return build(source, function, signature)
 
 
-__all__ = ["build", "build_for", "include_recorded", "observed_type", "specialize_lazily"]
+__all__ = ["build", "build_for", "include_recorded", "specialize_lazily"]

@@ -236,6 +236,7 @@ class Specializations:
         "by_typing",
         "directory",
         "generic",
+        "generic_libraries",
         "generic_sites",
         "lock",
         "module_key",
@@ -273,11 +274,13 @@ class Specializations:
             if r.get("function") == self.qualname
         }
         # the generic function's compiled sites (speculative: float64 arrays, floats)
-        self.generic_sites = frozenset(
-            (r["line"], r["col"])
+        compiled = [
+            r
             for r in manifest.get("expr_sites", ())
             if r.get("function") == self.qualname and r.get("unit")
-        )
+        ]
+        self.generic_sites = frozenset((r["line"], r["col"]) for r in compiled)
+        self.generic_libraries = frozenset(str(r.get("library", "")) for r in compiled)
         self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
         self.seen: dict[tuple[Any, ...], str] = {}  # signature -> what became of it
         self.lock = threading.RLock()
@@ -416,20 +419,25 @@ def load_specialization(entry: Path, state: Specializations) -> Callable[..., An
 def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
     """Whether a specialization runs more than the generic function does: a typed
     loop, a site where the generic one has none, or operands the generic sites'
-    guards refuse (arrays of another dtype than float64, Python ints and bools; the
-    generic function's speculative sites take float64 arrays and floats, with all of
-    their tuning, so for those it answers)."""
+    guards refuse (anything but floats and float64 arrays of the library they
+    assumed: those the speculative sites take, with all of their tuning, so for such
+    a signature the generic function answers)."""
     if any(r.get("unit") for r in manifest.get("function_sites", ())):
         return True
     compiled = {(r["line"], r["col"]) for r in manifest.get("expr_sites", ()) if r.get("unit")}
     if compiled - state.generic_sites:
         return True
     signature = manifest["specialization"].get("signature") or ()
-    return any(
-        (d[0] == "array" and d[3] != "f64") or d[0] in ("int", "bool")
-        for d in signature
-        if isinstance(d, list | tuple) and d
-    )
+    return not all(_speculated(d, state.generic_libraries) for d in signature if d)
+
+
+def _speculated(description: Any, libraries: frozenset[str]) -> bool:
+    """Whether the generic function's speculative sites take such an argument: a float,
+    an object typed Unknown, or a float64 array of the library they assumed."""
+    kind = description[0]
+    if kind == "array":
+        return description[3] == "f64" and description[1] in libraries
+    return kind in ("float", "object", "missing", "None", "complex")
 
 
 def specializing(

@@ -13,6 +13,7 @@ from typing import Any
 from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
+from ppy_core.compiler.frontend.described import described_types
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.rebinding import Binding, consistent_types
@@ -123,11 +124,12 @@ class Specializable:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Compile one function only, its unannotated parameters typed as `observed`
-    (a specialization, `compiler/specialize.py`); its sites' ids end in `suffix`."""
+    """Compile one function only, its unannotated parameters (and a method's `self.X`)
+    typed as the call `described` them (a specialization, `compiler/specialize.py`;
+    `described.py` gives the types); its sites' ids end in `suffix`."""
 
     function: str
-    observed: Mapping[str, Type]
+    described: Mapping[str, tuple[Any, ...]]
     suffix: str
     prefix: str  # of the names its sites and regions are bound to in the module
     signature: tuple[Any, ...] = ()  # as the runtime described the call (for the manifest)
@@ -160,6 +162,8 @@ class SiteFinder:
         self.module = module
         self.default_opt = default_opt
         self.target = target
+        # a specialization's types, as annotations of the described arguments would be
+        self.observed = described_types(target.described, oracle) if target else {}
         self.libraries = libraries  # the module activates a plugin: specializing may pay
         self.found = Findings()
         self._counter = 0
@@ -275,7 +279,7 @@ class SiteFinder:
     def function(self, func: ast.FunctionDef) -> None:
         typer = self.typer()
         if self.target is not None:
-            typer.observed = self.target.observed
+            typer.observed = self.observed
         opts = self.options(func, typer)
         if opts.skip_reason:
             self.remark(func.name, func, opts.skip_reason)
@@ -334,7 +338,7 @@ class SiteFinder:
         rebound = parameter_counts(func)
         params: dict[str, Any] = {}
         all_args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
-        observed = self.target.observed if self.target is not None else {}
+        observed = self.observed
         for arg in all_args:
             if arg.annotation is None:  # typed by the call (a specialization), else Unknown
                 t = observed.get(arg.arg, UNKNOWN)

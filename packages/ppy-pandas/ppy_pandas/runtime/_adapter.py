@@ -266,10 +266,39 @@ class SeriesSite:
         return pd.arrays.ArrowExtensionArray(result)
 
 
+def _backing(dtype: Any) -> str:
+    return "arrow" if type(dtype).__name__ == "ArrowDtype" else "numpy"
+
+
+def _describe_frame(frame: Any) -> tuple[Any, ...]:
+    columns = ",".join(
+        f"{name!r}:{dtype}:{_backing(dtype)}" for name, dtype in frame.dtypes.items()
+    )
+    return ("instance", "pandas", "pandas.DataFrame", columns, type(frame.index).__name__)
+
+
+def _describe_series(series: Any) -> tuple[Any, ...]:
+    dtype = series.dtype
+    return ("instance", "pandas", "pandas.Series", str(dtype), _backing(dtype))
+
+
 class PandasAdapter(RuntimeAdapter):
     """Columnar kernels over pandas Series (kinds `column` and `column_bool`)."""
 
     name: ClassVar[str] = "pandas"
+
+    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+        """A call's signature of an exact DataFrame: its columns' names, dtypes and
+        backings (NumPy or Arrow) and its index's class; of an exact Series, its dtype
+        and backing. The compiler types them as the plugin's frame and Series (a
+        constant column selection is a Series); each site still guards what it reads."""
+        import pandas
+
+        if cls is pandas.DataFrame:
+            return _describe_frame
+        if cls is pandas.Series:
+            return _describe_series
+        return None
 
     def kernel_site(
         self, kernel: LoadedKernel, fallback: Callable[..., Any], site_id: str
