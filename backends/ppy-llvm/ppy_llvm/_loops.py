@@ -2,7 +2,8 @@
 
 The function's C signature is ``int32 f(int64 *args, int64 *out)``:
 
-* ``args``: one word per parameter, in order: an array is the address of a record
+* ``args``: one word per parameter, in order (a "real" parameter: a float the
+  site may take as an np.float64 too, its bits alike): an array is the address of a record
   ``{char *data; int32 ndim; int64 *shape; int64 *strides}`` (C layout; strides
   in bytes, any strides; NumPy's array object holds one, so its loader passes an
   address inside the object and no packing is needed); an int is its value; a

@@ -349,6 +349,12 @@ def trmm(alpha: float, A: np.ndarray, B: np.ndarray):
     B *= alpha
 
 
+def mixed(alpha: float, B: np.ndarray):
+    B *= alpha
+    for i in range(B.shape[0]):
+        B[i, 0] = alpha / B[i, 1]  # a float's ZeroDivisionError, an np.float64's inf
+
+
 def syrk_rows(beta: float, C: np.ndarray):
     for i in range(C.shape[0]):
         C[i, :i + 1] *= beta
@@ -396,6 +402,24 @@ def test_updates_warn_and_keep_numpy_nans(updates) -> None:
     for s in (0.0, 1e-300, _nan(0x7FF8000000000002), -np.inf, 3.0):
         _same(mod, plain, "updates", C, x, s)
         _same(mod, plain, "updates", C[:, ::-1], x[::2], s)
+
+
+def test_a_scale_takes_an_np_float64(updates) -> None:
+    """NPBench passes trmm's alpha as an np.float64: `B *= alpha` gives the same
+    answer for it and for a float, so the fast path takes both; `syrk_rows` and
+    `updates` too. `mixed` divides by its alpha elsewhere: a float only."""
+    mod, plain = updates
+    rng = np.random.default_rng(3)
+    A, B = rng.random((6, 6)), rng.random((6, 5))
+    for alpha in (np.float64(1.5), np.float64("nan"), 2.0):
+        _same(mod, plain, "trmm", alpha, A, B)
+        _same(mod, plain, "syrk_rows", alpha, A)
+    _same(mod, plain, "updates", np.ones((2, 2)), np.ones(3), np.float64(0.0))
+    B = np.zeros((3, 2))
+    _same(mod, plain, "mixed", 2.0, B)  # ZeroDivisionError
+    before = sum(mod.mixed.ppy_stats()["fallback"].values())
+    assert outcome(mod.mixed, np.float64(2.0), B) == outcome(plain.mixed, np.float64(2.0), B)
+    assert sum(mod.mixed.ppy_stats()["fallback"].values()) == before + 1
 
 
 def test_update_of_a_layout_numpy_would_not_coalesce_runs_python(updates) -> None:

@@ -3,7 +3,8 @@
  * LoopCall(fn, fn_c, kinds, dtypes, ranks, writes, result, numpy_scalars, site)
  *   fn, fn_c : addresses of `int32 f(int64 *args, int64 *out)` (any strides / every
  *              array C-contiguous), the convention of ppy_llvm._loops
- *   kinds    : one char per parameter: 'a' array, 'i' int, 'f' float, 'u' unused
+ *   kinds    : one char per parameter: 'a' array, 'i' int, 'f' float, 'u' unused,
+ *              'r' a float or an np.float64 (used where the two give the same answer)
  *   dtypes   : per parameter, the NumPy type number of an array's elements (else 0)
  *   ranks    : per parameter, an array's rank (else 0)
  *   writes   : per parameter, 1 where the function stores into the array
@@ -138,6 +139,13 @@ static PyObject *loopcall_vectorcall(PyObject *self, PyObject *const *args, size
                 memcpy(&packed[k], &d, 8);
                 break;
             }
+            case 'r': {
+                if (!PyFloat_CheckExact(x) && Py_TYPE(x) != &PyDoubleArrType_Type)
+                    return to_site(s, args, nargsf, kw);
+                double d = PyFloat_AsDouble(x); /* np.float64 subclasses float */
+                memcpy(&packed[k], &d, 8);
+                break;
+            }
             default: packed[k] = 0; /* unused: Python ignores it, so does the function */
         }
     }
@@ -190,7 +198,7 @@ static PyObject *loopcall_new(PyTypeObject *type, PyObject *args, PyObject *kwds
                                      &result, &numpy_scalars, &site))
         return NULL;
     Py_ssize_t n = (Py_ssize_t)strlen(kinds);
-    if (!fn || !fn_c || n > MAXARGS || strspn(kinds, "aifu") != (size_t)n || strlen(result) != 1
+    if (!fn || !fn_c || n > MAXARGS || strspn(kinds, "aifur") != (size_t)n || strlen(result) != 1
         || !strchr("nfFiIbx", result[0]) || !PyCallable_Check(site)) {
         PyErr_SetString(PyExc_ValueError, "LoopCall: bad function, kinds, result or site");
         return NULL;

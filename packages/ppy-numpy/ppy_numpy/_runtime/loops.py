@@ -165,6 +165,11 @@ class LoopsSite:
                 if type(x) is not float:
                     return self._python(f"argument {k + 1} is not a float", args, kwargs)
                 packed[k] = _bits(x)[0]
+            elif kind == "real":  # a float or an np.float64: the function cannot tell
+                if type(x) is not float and type(x) is not np.float64:
+                    reason = f"argument {k + 1} is not a float or np.float64"
+                    return self._python(reason, args, kwargs)
+                packed[k] = _bits(float(x))[0]
         state = None
         if self.numpy_scalars:
             state, quiet = _errstate()
@@ -336,7 +341,7 @@ def _inplace_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
 
 
 #: Python kinds -> the C caller's one-letter codes (see _loopcall.c)
-_ARG_CODES = {"array": "a", "int": "i", "float": "f", "unused": "u"}
+_ARG_CODES = {"array": "a", "int": "i", "float": "f", "unused": "u", "real": "r"}
 _RESULT_CODES = {"none": "n", "float": "f", "f64": "F", "int": "i", "i64": "I", "bool": "b"}
 _RESULT_CODES["fnum"] = "x"
 
