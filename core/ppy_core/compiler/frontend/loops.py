@@ -86,10 +86,7 @@ class LoopsBuilder(LoopExpressions):
             if name == "builtins.float":
                 out.append(Param(arg.arg, "float"))
                 continue
-            if arg.annotation is None:
-                t = observed.get(arg.arg, self.typer.annotation(None))
-            else:
-                t = self.typer.annotation(arg.annotation)
+            t = self.typer.parameter(arg)
             if isinstance(t, TensorType) and t.library and self.library in ("", t.library):
                 self.library = t.library
                 if t.element.kind not in _ELEMENT_KIND:
@@ -415,6 +412,20 @@ def _scales(func: ast.FunctionDef, params: list[Param]) -> list[Param]:
     """A `float` parameter used only as the whole right side of in-place updates
     (`B *= alpha`) takes an np.float64 as well ("real"): NumPy's ufunc makes the same
     double of either, so the answer cannot tell them apart (NPBench passes them)."""
+    arrays = {p.name for p in params if p.kind == "array"}
+
+    def updated(target: ast.expr) -> bool:  # an array parameter, or a view of one
+        if isinstance(target, ast.Name):
+            return target.id in arrays
+        base, levels = subscript_chain(target) if isinstance(target, ast.Subscript) else (None, [])
+        slices = any(isinstance(item, ast.Slice) for level in levels for item in level)
+        return isinstance(base, ast.Name) and base.id in arrays and slices
+
+    whole = {
+        id(n.value)
+        for n in ast.walk(func)
+        if isinstance(n, ast.AugAssign) and isinstance(n.value, ast.Name) and updated(n.target)
+    }
     out = []
     for p in params:
         if p.kind == "float":
@@ -423,11 +434,6 @@ def _scales(func: ast.FunctionDef, params: list[Param]) -> list[Param]:
                 for n in ast.walk(func)
                 if isinstance(n, ast.Name) and n.id == p.name and isinstance(n.ctx, ast.Load)
             ]
-            whole = {
-                id(n.value)
-                for n in ast.walk(func)
-                if isinstance(n, ast.AugAssign) and isinstance(n.value, ast.Name)
-            }
             stored = any(
                 isinstance(n, ast.Name) and n.id == p.name and not isinstance(n.ctx, ast.Load)
                 for n in ast.walk(func)

@@ -291,6 +291,9 @@ class SiteFinder:
         # a function whose decorator calls it its own way (`@jax.jit`) or `@ppy.jax` is
         # offered whole at opt 2 too (a plugin exporting it needs no opt level)
         offered = opts.opt >= 3 or bool(opts.calls) or "ppy.jax" in opts.decorators
+        # a specialization is offered whole too: its plugin may stage the described
+        # objects (an nn.Module's forward, typed by its instance) at the default level
+        offered = offered or self.target is not None
         if offered and self.region(func, typer, opts, params):
             return
         if opts.calls:
@@ -338,12 +341,8 @@ class SiteFinder:
         rebound = parameter_counts(func)
         params: dict[str, Any] = {}
         all_args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
-        observed = self.observed
         for arg in all_args:
-            if arg.annotation is None:  # typed by the call (a specialization), else Unknown
-                t = observed.get(arg.arg, UNKNOWN)
-            else:
-                t = typer.annotation(arg.annotation)
+            t = typer.parameter(arg)
             params[arg.arg] = t
             typer.env[arg.arg] = t if rebound[arg.arg] == 0 else UNKNOWN
         for arg in (func.args.vararg, func.args.kwarg):
@@ -411,6 +410,7 @@ class SiteFinder:
             report=self.module.report,
             outer=opts.outer,
             effects=frozenset(effects),
+            described=self.target.described if self.target is not None else {},
         )
         spec: LoweringSpec | None = self.oracle.stage(ctx)
         writes = effects.get("WriteMemory")

@@ -80,6 +80,13 @@ class Typer:
         return None
 
     # -- annotations ----------------------------------------------------------
+    def parameter(self, arg: ast.arg) -> Type:
+        """A parameter's type, the one place it is decided: its annotation's, else
+        (a specialization) what the call's signature said of it, else Unknown."""
+        if arg.annotation is None:
+            return self.observed.get(arg.arg, UNKNOWN)
+        return self.annotation(arg.annotation)
+
     def annotation(self, node: ast.expr | None) -> Type:
         if node is None:
             return UNKNOWN
