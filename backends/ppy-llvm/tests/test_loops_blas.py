@@ -355,6 +355,14 @@ def mixed(alpha: float, B: np.ndarray):
         B[i, 0] = alpha / B[i, 1]  # a float's ZeroDivisionError, an np.float64's inf
 
 
+def accumulate(alpha: float, x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += alpha  # a float sum, or an np.float64 one: not a scale
+        x[i:] *= alpha
+    return s
+
+
 def syrk_rows(beta: float, C: np.ndarray):
     for i in range(C.shape[0]):
         C[i, :i + 1] *= beta
@@ -417,6 +425,11 @@ def test_a_scale_takes_an_np_float64(updates) -> None:
     _same(mod, plain, "updates", np.ones((2, 2)), np.ones(3), np.float64(0.0))
     B = np.zeros((3, 2))
     _same(mod, plain, "mixed", 2.0, B)  # ZeroDivisionError
+    _same(mod, plain, "accumulate", 0.5, np.ones(4))
+    before = sum(mod.accumulate.ppy_stats()["fallback"].values())
+    args = (np.float64(0.5), np.ones(4))
+    assert outcome(mod.accumulate, *args) == outcome(plain.accumulate, *args)
+    assert sum(mod.accumulate.ppy_stats()["fallback"].values()) == before + 1
     before = sum(mod.mixed.ppy_stats()["fallback"].values())
     assert outcome(mod.mixed, np.float64(2.0), B) == outcome(plain.mixed, np.float64(2.0), B)
     assert sum(mod.mixed.ppy_stats()["fallback"].values()) == before + 1
