@@ -61,7 +61,7 @@ def unload_ipython_extension(shell: object) -> None:
 def _install_finder() -> None:
     """`import ppy` lets Python import `.ppy` modules, compiled in this process (the
     compiler registers itself with the runtime; it loads on the first cache miss)."""
-    from ppy_core.compiler.importing import register
+    from ppy_core.integrations.registration import register
     from ppy_core.runtime.finder import install
 
     register()

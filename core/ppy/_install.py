@@ -44,7 +44,7 @@ def install(packages: str | Sequence[str]) -> Installed:
     """Compile, through the cache, every module of `packages` imported from now on
     (a name, a list of names, or "a,b"). A name that cannot be imported, or a package
     with modules already imported, gets one warning (E3041, E3042)."""
-    from ppy_core.compiler.importing import register
+    from ppy_core.integrations.registration import register
     from ppy_core.runtime.packages import check_names, parse_names
 
     register()

@@ -178,7 +178,7 @@ def _activate_packages(source: str, folder: str = "") -> None:
 def _register_compiler() -> None:
     """The project's modules are compiled in this process as the program imports them
     (the runtime's loaders ask the registered compiler on a cache miss)."""
-    from ppy_core.compiler.importing import register
+    from ppy_core.integrations.registration import register
 
     register()
 

@@ -1,6 +1,6 @@
-"""The compiler as the runtime's loaders see it: registered with `runtime.compiling`
-by whoever has a compiler in the process (the runtime never imports this package).
-Light to import: the compiler itself loads on the first cache miss."""
+"""The compiler as the runtime's loaders see it: what `integrations.registration`
+hands the runtime calls these (the runtime never imports this package). Light to
+import: the compiler itself loads on the first cache miss."""
 
 from __future__ import annotations
 
@@ -29,14 +29,4 @@ def specialize(source: str, function: str, signature: tuple[object, ...]) -> Pat
     return build(source, function, signature)
 
 
-def register() -> None:
-    """Let the runtime's loaders compile in this process, and unannotated functions
-    specialize on the signatures they are called with."""
-    from ppy_core.runtime import compiling
-    from ppy_core.runtime.observed import set_specializer
-
-    compiling.register(compile_for_import)
-    set_specializer(specialize)
-
-
-__all__ = ["compile_for_import", "register"]
+__all__ = ["compile_for_import", "specialize"]

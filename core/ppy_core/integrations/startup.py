@@ -25,7 +25,7 @@ def activate() -> None:
         names = parse_names(os.environ.get(ENV, ""))
         if not names:
             return
-        from ppy_core.compiler.importing import register
+        from ppy_core.integrations.registration import register
 
         register()
         # not looked for on sys.path: at the interpreter's start it is not final yet
