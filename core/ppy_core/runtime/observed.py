@@ -49,6 +49,9 @@ _SCALARS: dict[type, tuple[str, ...]] = {
     type(None): ("None",),
 }
 _DESCRIBERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+#: classes whose every object is described alike (scalars, objects typed by class):
+#: a signature of only those is known from the arguments' classes alone
+_BY_CLASS: set[type] = set()
 
 
 class _Missing:
@@ -57,6 +60,7 @@ class _Missing:
 
 _MISSING = _Missing()
 _SCALARS[_Missing] = ("missing",)
+_BY_CLASS.update(_SCALARS)
 
 
 class SpecializationWarning(UserWarning):
@@ -78,8 +82,13 @@ def describe(value: Any) -> tuple[Any, ...]:
 def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
     """The adapter of the class's library describes its objects; any other object is
     its exact class (typed Unknown: the generic function answers for it)."""
-    library = (getattr(cls, "__module__", "") or "").partition(".")[0]
-    if library:
+    # a user's subclass of a library's class (an nn.Module) is its library's to describe
+    libraries = dict.fromkeys(
+        (getattr(c, "__module__", "") or "").partition(".")[0] for c in cls.__mro__[:-1]
+    )
+    for library in libraries:
+        if not library:
+            continue
         from ppy_core.runtime import adapter
 
         try:
@@ -89,6 +98,7 @@ def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
         if found is not None:
             return found
     token = ("object", f"{getattr(cls, '__module__', '?')}.{cls.__qualname__}")
+    _BY_CLASS.add(cls)
     return lambda _value: token
 
 
@@ -233,6 +243,7 @@ class Specializations:
     `ppy explain` and `ppy.stats()` say of it."""
 
     __slots__ = (
+        "by_class",
         "by_typing",
         "directory",
         "generic",
@@ -288,6 +299,8 @@ class Specializations:
         self.signature_of: Any = None  # inspect.Signature, on the first keyword call
         # the typing part of a signature (`typing_part`) -> its function, what became of it
         self.by_typing: dict[tuple[Any, ...], Callable[..., Any]] = {}
+        # the arguments' classes -> the function, for signatures the classes determine
+        self.by_class: dict[tuple[type, ...], Callable[..., Any]] = {}
         self.seen_typing: dict[tuple[Any, ...], str] = {}
 
     def bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -408,7 +421,10 @@ def load_specialization(entry: Path, state: Specializations) -> Callable[..., An
     binder.site_ids = state.site_ids
     scratch: dict[str, Any] = {"__ppy_bind__": binder.bind}
     exec(code, state.namespace, scratch)
-    function = scratch[str(spec["name"])]
+    function = scratch.pop(str(spec["name"]))
+    scratch.pop("__ppy_bind__")
+    for name, value in scratch.items():  # what its code reads as globals (store sites' modules)
+        state.namespace.setdefault(name, value)
     generic = state.generic
     function.__defaults__ = generic.__defaults__
     function.__kwdefaults__ = generic.__kwdefaults__
@@ -454,6 +470,7 @@ def specializing(
     nparams = state.params
     describe_ = describe
     attributes = tuple(str(a) for a in record.get("attributes", ()))
+    by_class = state.by_class
 
     def dispatcher(*args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != nparams:
@@ -462,6 +479,10 @@ def specializing(
                 return generic(*args, **kwargs)
         else:
             values = args
+        if not attributes:  # scalars alone: the classes say the whole signature
+            function = by_class.get(tuple(map(type, values)))
+            if function is not None:
+                return function(*args, **kwargs)
         signature = tuple(map(describe_, values))
         if attributes:  # a method: the `self` attributes it reads, from the instance's dict
             own = getattr(values[0], "__dict__", None) or {}
@@ -469,6 +490,8 @@ def specializing(
         function = table.get(signature)
         if function is None:
             function = resolve(signature)
+            if not attributes and all(type(v) in _BY_CLASS for v in values):
+                by_class[tuple(map(type, values))] = function
         return function(*args, **kwargs)
 
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
