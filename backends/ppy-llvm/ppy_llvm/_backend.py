@@ -11,6 +11,8 @@ from that adapter too, through the core.
 
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -176,7 +178,6 @@ class LlvmBackend(Backend):
 def _runtime_of(func_op: Any) -> tuple[str, str]:
     """(the site's array library, '') or ('', why no runtime adapter can guard it):
     the `library` of its tensor types must be one, with an adapter registered."""
-    from ppy_core.runtime.adapter import registered
 
     libraries: set[str] = set()
     for op in getattr(func_op, "walk", lambda: ())():
@@ -188,9 +189,18 @@ def _runtime_of(func_op: Any) -> tuple[str, str]:
         found = ", ".join(repr(x) for x in sorted(libraries)) or "none"
         return "", f"arrays of one library (found {found})"
     (library,) = libraries
-    if not registered(library):
+    if not _registered(library, tuple(sys.path)):
         return "", f"arrays of '{library}' (no runtime adapter registered for it)"
     return library, ""
+
+
+@functools.lru_cache(maxsize=64)
+def _registered(library: str, path: tuple[str, ...]) -> bool:
+    """`registered(library)` once per search path: asked per site (twice), and each
+    answer scans sys.path's folders for metadata (a 1,250-site module: 4 s)."""
+    from ppy_core.runtime.adapter import registered
+
+    return registered(library)
 
 
 def _columnar_refusal(func_op: Any) -> str | None:

@@ -11,7 +11,7 @@ from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
 from ._spec import KernelSpec, loop_name
-from ._toolchain import build_shared
+from ._toolchain import build_linked
 
 
 def symbol_of(spec: KernelSpec) -> str:
@@ -76,14 +76,17 @@ def compile_specs(
     name: str = "kernels",
     lowerings: Mapping[str, Lowering] | None = None,
 ) -> list[CompiledKernel]:
-    """Compile every spec into one .so (cached by content) and describe each kernel."""
+    """Compile every spec into one .so (cached by content) and describe each kernel.
+    Each distinct kernel is its own LLVM module, compiled to an object cached by its
+    text (`build_linked`): an edit to one site recompiles that site's kernel only."""
     table = dict(lowerings) if lowerings is not None else default_lowerings()
-    decls: set[str] = set()
-    bodies: dict[str, str] = {}
+    modules: dict[str, str] = {}
     for spec in specs:
         sym = symbol_of(spec)
-        if sym not in bodies:
-            bodies[sym] = emit_kernel(spec, sym, table, decls)
-    path = build_shared(module_text(list(bodies.values()), decls), name)
+        if sym not in modules:
+            decls: set[str] = set()  # this kernel's own: its text depends on no other
+            body = emit_kernel(spec, sym, table, decls)
+            modules[sym] = module_text([body], decls)
+    path = build_linked(list(modules.values()), name)
     fp = fingerprint()
     return [CompiledKernel(str(path), symbol_of(s), signature_of(s), fp) for s in specs]

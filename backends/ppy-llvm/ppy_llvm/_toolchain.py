@@ -13,9 +13,17 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from ppy_core.cache import backend_dir, build_lock, publish_file, verify_build, write_if_changed
+from ppy_core.cache import (
+    backend_dir,
+    build_lock,
+    publish_bytes,
+    publish_file,
+    verify_build,
+    write_if_changed,
+)
 from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 
 from ._errors import LlvmBackendError
@@ -64,20 +72,63 @@ def build_shared(ir_text: str, name: str) -> Path:
     return out
 
 
-def _compile(ir_text: str, out: Path) -> None:
+def build_linked(modules: Sequence[str], name: str) -> Path:
+    """One library ``<cache>/<name>-<sha>.so`` of the LLVM modules `modules` (one per
+    kernel), each compiled to an object cached by its own content
+    (``obj-<sha>.o``): a module's library is one link, and after a one-line edit only
+    the kernels whose text changed go through LLVM again, the rest are linked from
+    their objects."""
+    keys = [_key(text) for text in modules]
+    key = hashlib.sha256(("\0".join(keys) + cpu_check_source()).encode()).hexdigest()[:24]
+    out = cache_dir() / f"{name}-{key}.so"
+    if verify_build(out):
+        return out
+    with build_lock(out.with_suffix(".lock")):
+        if not verify_build(out):
+            objects = [_object(text, k) for text, k in zip(modules, keys, strict=True)]
+            _link(objects, out)
+    return out
+
+
+def _key(ir_text: str) -> str:
+    return hashlib.sha256((fingerprint() + "\0" + ir_text).encode()).hexdigest()[:24]
+
+
+def _object(ir_text: str, key: str) -> Path:
+    """The object code of one module, from the cache or compiled (and published)."""
+    path = cache_dir() / f"obj-{key}.o"
+    if not verify_build(path):  # published atomically: two builders write equal bytes
+        publish_bytes(path, _emit(ir_text, path.with_suffix(".ll")))
+    return path
+
+
+def _emit(ir_text: str, ir_path: Path) -> bytes:
+    """`ir_text` parsed, verified, optimised (O3) and compiled to object code; the IR
+    is saved at `ir_path` for the error when it does not parse (E2107)."""
     ll = llvm()
-    ir_path = out.with_suffix(".ll")
-    write_if_changed(ir_path, ir_text)
     try:
         module = ll.parse_assembly(ir_text)
         module.verify()
     except RuntimeError as exc:
+        write_if_changed(ir_path, ir_text)
         raise LlvmBackendError("E2107", f"{exc} (IR saved at {ir_path})") from exc
     optimize(module)
-    obj = target_machine().emit_object(module)
+    return bytes(target_machine().emit_object(module))
+
+
+def _compile(ir_text: str, out: Path) -> None:
+    ir_path = out.with_suffix(".ll")
+    write_if_changed(ir_path, ir_text)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        obj_path, c_path = Path(tmp) / "k.o", Path(tmp) / "cpu.c"
-        obj_path.write_bytes(obj)
+        obj_path = Path(tmp) / "k.o"
+        obj_path.write_bytes(_emit(ir_text, ir_path))
+        _link([obj_path], out)
+
+
+def _link(objects: Sequence[Path], out: Path) -> None:
+    """`objects` and the CPU check linked by the C compiler into `out` (published)."""
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        c_path = Path(tmp) / "cpu.c"
         c_path.write_text(cpu_check_source())
         so_tmp = Path(tmp) / "k.so"
         cmd = [
@@ -87,7 +138,7 @@ def _compile(ir_text: str, out: Path) -> None:
             "-fPIC",
             "-o",
             str(so_tmp),
-            str(obj_path),
+            *(str(o) for o in objects),
             str(c_path),
             "-lm",  # <fenv.h>'s fetestexcept/feraiseexcept around other libraries' loops
         ]
@@ -96,6 +147,7 @@ def _compile(ir_text: str, out: Path) -> None:
             log = out.with_suffix(".log")
             log.write_text(" ".join(cmd) + "\n" + proc.stdout + proc.stderr)
             raise LlvmBackendError(
-                "E2106", f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {ir_path}"
+                "E2106",
+                f"{cmd[0]} exited {proc.returncode}; log at {log}, IR at {out.with_suffix('.ll')}",
             )
         publish_file(so_tmp, out)

@@ -12,6 +12,7 @@ a site longer than `MAX_SITE_OPS` operations stays Python with one warning too.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from collections.abc import Callable
@@ -40,11 +41,12 @@ def run_deep(fn: Callable[[], T]) -> T:
         return fn()
     outcome: list[T] = []
     failure: list[BaseException] = []
+    context = contextvars.copy_context()  # the caller's settings (the cache root in force)
 
     def body() -> None:
         _LOCAL.deep = True
         try:
-            outcome.append(fn())
+            outcome.append(context.run(fn))
         except BaseException as exc:  # re-raised on the caller's thread
             failure.append(exc)
 
