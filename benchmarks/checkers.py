@@ -9,11 +9,21 @@ NumPy, torch, pydantic, FastAPI) cold and warm for each tool, and `ppy check --s
 examples/` cold and warm. CPU seconds (user + system) are shown beside wall seconds:
 on a loaded machine they say what the tool itself costs.
 
+Then the real-code corpus: three unannotated pure-Python libraries from PyPI at pinned
+versions, installed with every checker (pinned too) into the benchmark's own venv
+(`benchmarks/.venv-checkers`). Each tool's findings in the classes that raise when
+their line runs (undefined names, missing modules and names imported, missing module
+attributes, attributes an instance lacks, calls whose arguments do not bind) are
+matched against `check_real/triage.json`, where each was judged once by hand: a true
+bug (the line raises when it runs) or a false report, with the reason.
+
     python benchmarks/checkers.py          # tools that are not installed are skipped
+    python benchmarks/checkers.py --real   # the real-code corpus only
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -170,9 +180,163 @@ def speed_table() -> None:
             )
 
 
+# -- the real-code corpus ----------------------------------------------------------------
+REAL = HERE / "check_real"
+VENV = HERE / ".venv-checkers"
+#: (distribution, version, what it installs that is checked, relative to site-packages)
+LIBRARIES = (
+    ("configobj", "5.0.6", ("configobj.py", "validate.py")),
+    ("xlrd", "1.2.0", ("xlrd",)),
+    ("pyfiglet", "0.8.post1", ("pyfiglet",)),
+)
+TOOLS = ("mypy==2.4.1", "pyright==1.1.414", "pyrefly==1.5.0", "ty==0.0.108")
+#: each tool's rules (codes) in the classes of errors that raise when their line runs
+RULES = {
+    "ppy check": re.compile(r"\[E102[0-4]\]"),
+    "mypy": re.compile(r"\[(name-defined|attr-defined|call-arg|import-not-found|import)\]"),
+    "pyright": re.compile(
+        r"\((reportUndefinedVariable|reportAttributeAccessIssue|reportCallIssue"
+        r"|reportMissingImports|reportUnsupportedDunderAll)\)"
+    ),
+    "pyrefly": re.compile(
+        r"\[(unknown-name|missing-import|import-error|missing-attribute|missing-module-attribute"
+        r"|unexpected-keyword|bad-argument-count|missing-argument)\]"
+    ),
+    "ty": re.compile(
+        r"\[(unresolved-reference|unresolved-import|unresolved-attribute|missing-attribute"
+        r"|missing-module-member|unknown-argument|missing-argument|too-many-positional-arguments"
+        r"|parameter-already-assigned|invalid-dunder-all)\]"
+    ),
+}
+#: findings of those rules outside the classes: a None operand (Optional narrowing),
+#: argument types no overload takes (not their number or names)
+EXCLUDE = {
+    "mypy": re.compile(r'"None" has no attribute'),
+    "pyright": re.compile(
+        r"No overloads for|cannot be assigned to|is not a known attribute of \"None\""
+    ),
+}
+_WHERE = re.compile(r"(?P<path>[^:\s]+\.py):(?P<line>\d+)")
+
+
+def real_venv() -> Path:
+    """The benchmark's venv with the checkers and the libraries at their versions."""
+    python = VENV / "bin" / "python"
+    marker = VENV / ".installed"
+    wanted = " ".join([*TOOLS, *(f"{d}=={v}" for d, v, _ in LIBRARIES)])
+    if not marker.is_file() or marker.read_text() != wanted:
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        pip = [str(python), "-m", "pip", "install", "-q", *wanted.split()]
+        subprocess.run(pip, check=True)
+        marker.write_text(wanted)
+    return python
+
+
+def site_packages(python: Path) -> Path:
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return Path(subprocess.check_output([str(python), "-c", code], text=True).strip())
+
+
+def real_commands(
+    python: Path, targets: list[str], cache: Path
+) -> dict[str, tuple[list[str], dict[str, str]]]:
+    env = dict(os.environ)
+    (cache / "ppy").mkdir(parents=True, exist_ok=True)
+    bin_ = python.parent
+    tools: dict[str, tuple[list[str], dict[str, str]]] = {}
+    if ppy := _tool("ppy"):
+        tools["ppy check"] = (
+            [ppy, "check", *targets],
+            {**env, "PPY_CACHE_DIR": str(cache / "ppy")},
+        )
+    mypy = [str(bin_ / "mypy"), "--check-untyped-defs", "--cache-dir", str(cache / "mypy")]
+    mypy += ["--no-error-summary", "--show-column-numbers", "--python-executable", str(python)]
+    tools["mypy"] = ([*mypy, *targets], env)
+    tools["pyright"] = ([str(bin_ / "pyright"), "--pythonpath", str(python), *targets], env)
+    pyrefly = [str(bin_ / "pyrefly"), "check", "--check-unannotated-defs", "true"]
+    pyrefly += ["--python-interpreter-path", str(python)]
+    tools["pyrefly"] = ([*pyrefly, *targets], env)
+    ty = [str(bin_ / "ty"), "check", "--output-format", "concise", "--python", str(VENV)]
+    tools["ty"] = ([*ty, *targets], env)
+    return {k: v for k, v in tools.items() if Path(v[0][0]).is_file()}
+
+
+def real_findings(tool: str, output: str, root: Path) -> set[tuple[str, int]]:
+    """(path relative to `root`, line) of each error in the classes of RULES. pyright
+    continues a message on indented lines; pyrefly puts its place on the line after."""
+    records: list[list[str]] = []  # [message, place]
+    message = ""
+    for text in output.splitlines():
+        where = _WHERE.search(text)
+        if tool == "pyrefly":
+            if text.startswith(("ERROR", "WARN", "INFO")):
+                message = text
+            elif where and text.strip().startswith("-->"):
+                records.append([message, text])
+        elif where and not text.startswith("    "):
+            records.append([text, text])
+        elif records and text.startswith("    "):
+            records[-1][0] += " " + text.strip()
+    found: set[tuple[str, int]] = set()
+    for message, place in records:
+        if not RULES[tool].search(message) or "error" not in message.lower():
+            continue
+        if tool in EXCLUDE and EXCLUDE[tool].search(message):
+            continue
+        where = _WHERE.search(place)
+        assert where is not None
+        path = Path(where["path"])
+        path = path if path.is_absolute() else root / path  # (relative to the cwd, root)
+        if path.is_relative_to(root):
+            found.add((path.relative_to(root).as_posix(), int(where["line"])))
+    return found
+
+
+def real_table() -> None:
+    """Each tool over a copy of the libraries in a folder of their own (pyright reports
+    nothing in files under site-packages: it takes them for a library's)."""
+    python = real_venv()
+    installed = site_packages(python)
+    triage = json.loads((REAL / "triage.json").read_text())["findings"]
+    bugs = {k for k, v in triage.items() if v["verdict"] == "bug"}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "real"
+        root.mkdir()
+        for _, _, names in LIBRARIES:
+            for name in names:
+                source = installed / name
+                if source.is_dir():
+                    shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("*.pyc"))
+                else:
+                    shutil.copy2(source, root / name)
+        targets = [name for _, _, names in LIBRARIES for name in names]
+        files = len(list(root.rglob("*.py")))
+        listed = ", ".join(f"{d} {v}" for d, v, _ in LIBRARIES)
+        print(f"\nreal code: {listed} ({files} files)")
+        for name, (argv, env) in real_commands(python, targets, Path(tmp) / "cache").items():
+            cold, _, output = run(argv, env, root)
+            warm, _, output = run(argv, env, root)
+            keys = {f"{p}:{n}" for p, n in real_findings(name, output, root)}
+            untriaged = sorted(keys - triage.keys())
+            true = keys & bugs
+            false = keys - bugs - set(untriaged)
+            rows.append((name, true, false, untriaged, cold, warm))
+    print(f"{'tool':10} {'bugs':>7} {'false':>6} {'cold s':>7} {'warm s':>7}  untriaged")
+    for name, true, false, untriaged, cold, warm in rows:
+        print(
+            f"{name:10} {len(true):>3}/{len(bugs):<3} {len(false):>6} {cold:>7.2f} {warm:>7.2f}"
+            f"  {', '.join(untriaged) or '-'}"
+        )
+    for name, true, _, _, _, _ in rows:
+        print(f"  {name} misses: {', '.join(sorted(bugs - true)) or '-'}")
+
+
 def main() -> None:
-    corpus_table()
-    speed_table()
+    if "--real" not in sys.argv:
+        corpus_table()
+        speed_table()
+    real_table()
     print(f"\nload average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 

@@ -181,6 +181,12 @@ def test_imports_of_modules_and_names_that_do_not_exist(tmp_path: Path) -> None:
             from collections import OrderedDict, abc
             from os import path, getcwd
             from tty import tcgetattr  # the stub leaves it out; tty.py star-imports termios
+            import cPickle  # expect: E1021
+            sys_version = (3, 11)
+            if sys_version >= (3,):
+                import pickle
+            else:
+                import cPickle
             import not_installed_anywhere_xyz.sub
             from not_installed_anywhere_xyz import y
             from ext import whatever

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import json
 import os
 import time
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ppy_core.project.config import Config
 
 SKIPPED_DIRS = frozenset({".venv", "venv", "build", "dist", "node_modules", "__pycache__"})
-FORMAT = 3  # of a cached entry; bump when findings change shape or the checker's rules do
+FORMAT = 4  # of a cached entry; bump when findings change shape or the checker's rules do
 
 
 @dataclass(slots=True)
@@ -71,6 +72,13 @@ def source_files(paths: Iterable[str]) -> Iterator[Path]:
             for name in sorted(files):
                 if name.endswith((".py", ".ppy")):
                     yield (Path(folder) / name).resolve()
+
+
+@functools.lru_cache(maxsize=1024)
+def parse(source: bytes, filename: str) -> ast.Module:
+    """A file's tree, parsed once per run: its quick key, its typing and the run-time
+    checks read the same tree (none of them changes it)."""
+    return ast.parse(source, filename=filename)
 
 
 def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
@@ -167,7 +175,7 @@ def _check(key: object) -> list[Diagnostic]:
 
     path: Path = key.path  # type: ignore[attr-defined]
     try:
-        tree = ast.parse(key.source, filename=str(path))  # type: ignore[attr-defined]
+        tree = parse(key.source, str(path))  # type: ignore[attr-defined]
     except SyntaxError as exc:
         where = Location(str(path), exc.lineno or 0, exc.offset or 0)
         return [Diagnostic("E0002", f"syntax error: {exc.msg}", "fix the syntax", where)]
@@ -203,7 +211,13 @@ def _check(key: object) -> list[Diagnostic]:
     implicit = _implicit_globals(tree)
     enclosing = _enclosing(tree)
     envs: dict[int, dict[str, Type]] = {}  # a function's names, for the functions it holds
+    # with no plugin active nothing can report on an unannotated function's library
+    # calls, and the core reports only what annotations contradict: such a function
+    # is not typed at all (most of a cold check of an unannotated project)
+    plugin_free = not activation.claims and _untyped(tree)
     for node, owner in _functions(tree):
+        if plugin_free or (not activation.claims and node is not tree and _untyped(node)):
+            continue
         typer = CheckTyper(
             oracle,
             imports,
@@ -254,6 +268,8 @@ def _ignored_lines(source: bytes) -> frozenset[int]:
     import io
     import tokenize
 
+    if b"type:" not in source and b"type :" not in source:
+        return frozenset()  # (tokenizing costs more than the rest of a warm check)
     lines: set[int] = set()
     code_seen = False
     try:
@@ -307,6 +323,28 @@ def _functions(
                 stack.append((node, node.name))
             elif isinstance(node, ast.stmt):
                 stack.append((node, owner))
+
+
+def _untyped(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) -> bool:
+    """A function (or module) with no annotation anywhere in it, no literal `None`
+    operand: nothing it holds can be reported without a plugin. (A module with
+    only such functions needs no typing either: its names serve typed functions.)"""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = inner.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            if any(a is not None and a.annotation is not None for a in every):
+                return False
+            if not isinstance(inner, ast.Lambda) and inner.returns is not None:
+                return False
+        elif isinstance(inner, ast.AnnAssign) or (
+            isinstance(inner, ast.BinOp)
+            and any(
+                isinstance(o, ast.Constant) and o.value is None for o in (inner.left, inner.right)
+            )
+        ):
+            return False
+    return True
 
 
 def _is_static(node: ast.FunctionDef) -> bool:

@@ -9,6 +9,7 @@ one that no path defines is)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -28,8 +29,9 @@ class Bound:
 
 
 #: what a source holds where it binds names beyond its top-level statements
-_DYNAMIC = (b"global", b":=", b"globals(", b"vars(", b"locals(", b"exec", b"modules[",
-            b"__path__")  # fmt: skip
+_DYNAMIC = re.compile(
+    rb"\bglobal\b|:=|\b(?:globals|vars|locals)\(|\bexec(?:file)?\b|modules\[|__path__"
+)
 
 
 def module_bindings(tree: ast.Module, source: bytes | None = None) -> Bound:
@@ -42,7 +44,7 @@ def module_bindings(tree: ast.Module, source: bytes | None = None) -> Bound:
             found.star_imports.append((stmt.module, stmt.level))
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == "__getattr__":
             found.open = True
-    if source is not None and not any(marker in source for marker in _DYNAMIC):
+    if source is not None and _DYNAMIC.search(source) is None:
         return found
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):  # `global X` in a function binds a module's X

@@ -15,12 +15,7 @@ from collections.abc import Iterator
 
 from ppy_core.compiler.check.imports import Finding
 from ppy_core.compiler.check.names import Binder, Scope
-from ppy_core.compiler.check.project import (
-    Project,
-    decorator_name,
-    transparent,
-    unique_bindings,
-)
+from ppy_core.compiler.check.project import Project, decorator_name, transparent
 from ppy_core.compiler.check.signatures_py import misfit
 
 _DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
@@ -138,12 +133,8 @@ def _instance_class(
         args = node.args
         if name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
             return None
-    elif (
-        not isinstance(node, ast.Module)
-        or name not in unique_bindings(node.body)
-        or any(isinstance(n, ast.Global) and name in n.names for n in project.files[module].nodes)
-    ):
-        return None
+    elif not isinstance(node, ast.Module) or name not in project.defs(module):
+        return None  # (`defs`: the module's names bound once, no `global` rebinding them)
     stores, assigns = _stores(project, node)
     value = assigns.get(name)
     if stores.get(name) != 1 or not isinstance(value, ast.Call):

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ppy_core.compiler.check.bindings import module_bindings, top_statements
+from ppy_core.compiler.check.bindings import IMPLICIT, module_bindings, top_statements
 
 #: suffixes of a C extension module: it has no source to read
 _EXTENSIONS = (".so", ".pyd")
@@ -34,9 +34,24 @@ class ModuleInfo:
     #: the stub folder or package folder its submodules are looked for in
     folders: tuple[Path, ...] = ()
     stub: bool = False
+    #: whether a stub's names were joined with its module's own source's
+    merged: bool = False
 
 
 MISSING = "missing"
+#: Python 2's standard-library modules that Python 3 renamed or removed (an import of
+#: one raises on every Python 3, unless something of that name is installed)
+PYTHON2_ONLY = frozenset(
+    {"compiler", "cStringIO", "cPickle", "StringIO", "urllib2", "urlparse", "ConfigParser",
+     "Queue", "HTMLParser", "httplib", "cookielib", "Cookie", "SocketServer", "commands",
+     "SimpleHTTPServer", "BaseHTTPServer", "CGIHTTPServer", "xmlrpclib", "SimpleXMLRPCServer",
+     "DocXMLRPCServer", "UserDict", "UserList", "UserString", "copy_reg", "__builtin__",
+     "exceptions", "sets", "md5", "sha", "new", "thread", "dummy_thread", "Tkinter",
+     "tkMessageBox", "anydbm", "dbhash", "dumbdbm", "gdbm", "whichdb", "htmlentitydefs",
+     "robotparser", "markupbase", "mimetools", "MimeWriter", "mimify", "multifile", "rfc822",
+     "popen2", "posixfile", "sgmllib", "htmllib", "statvfs", "imputil", "ihooks", "mutex",
+     "dircache", "fpformat"}
+)  # fmt: skip
 
 
 class Finder:
@@ -66,6 +81,22 @@ class Finder:
         self._found[dotted] = found
         return found
 
+    def defines(self, module: ModuleInfo, name: str) -> bool:
+        """Whether `from module import name` finds something: a name the module binds
+        (a stub's private names and what its module's own source binds included: a
+        stub may leave them out), a module attribute every module has, a submodule."""
+        if module.open or name in module.names or name in IMPLICIT:
+            return True
+        if module.stub:
+            if name.startswith("_"):
+                return True
+            if not module.merged:
+                module.merged = True
+                self._runtime_source(module)
+                if module.open or name in module.names:
+                    return True
+        return self.submodule(module, name) != MISSING
+
     def submodule(self, package: ModuleInfo, name: str) -> ModuleInfo | str | None:
         """`package.name` as a submodule: found, MISSING or None (unknown)."""
         if not package.package:
@@ -94,6 +125,9 @@ class Finder:
     def _top(self, name: str) -> ModuleInfo | str | None:
         if name in sys.stdlib_module_names or name == "builtins":
             return self._stdlib(name)
+        homes = [r for r in self.project if _holds(r, name)]
+        if len(homes) > 1:
+            return None  # `conftest` in two test folders: which one depends on the importer
         for root in self.roots:
             stub = root / f"{name}-stubs"
             if (stub / "__init__.pyi").is_file():
@@ -101,6 +135,8 @@ class Finder:
             found = self._in_folder(root, name, name, stub=False)
             if found is not None:
                 return found if found != MISSING else None
+        if name in PYTHON2_ONLY:
+            return MISSING  # Python 2's standard library: no Python 3 has it
         return None  # not installed here: unknown, not an error
 
     def _stdlib(self, name: str) -> ModuleInfo | None:
@@ -174,12 +210,13 @@ class Finder:
         for module, level in bound.star_imports:
             target = resolve_relative(dotted, package, module, level)
             found = self.module(target) if target else None
+            if isinstance(found, ModuleInfo) and found.stub and not found.merged:
+                found.merged = True
+                self._runtime_source(found)
             if not isinstance(found, ModuleInfo) or found.open:
                 info.open = True
                 continue
             info.names |= exported(found)
-        if stub:
-            self._runtime_source(info)
         return info
 
 
@@ -240,6 +277,10 @@ def resolve_relative(module: str, package: bool, target: str | None, level: int)
     base = parts[: len(parts) - (level - 1)]
     name = ".".join([*base, target] if target else base)
     return name or None
+
+
+def _holds(root: Path, name: str) -> bool:
+    return (root / f"{name}.py").is_file() or (root / name / "__init__.py").is_file()
 
 
 def _typeshed() -> Path | None:

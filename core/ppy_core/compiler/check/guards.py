@@ -9,7 +9,7 @@ import re
 
 #: what a test of the Python version or platform mentions (`six.PY2`, `PY_3`, `IS_PY3K`)
 VERSION_MARKERS = re.compile(
-    r"PY_?[23]|PYTHON_?[23]|py3k|version_info|hexversion|sys\.version|platform|os\.name"
+    r"PY_?[23]|PYTHON_?[23]|py3k|version|platform|os\.name"
     r"|TYPE_CHECKING|IS_PY|WIN|win32|IS_PYPY|JYTHON"
 )
 #: handlers that catch every error a line can raise
@@ -33,36 +33,29 @@ def catches(kind: ast.expr | None, errors: frozenset[str]) -> bool:
     )
 
 
-def guarded(tree: ast.AST, errors: frozenset[str], handlers: bool = False) -> set[int]:
-    """ids of the nodes a fallback guards against `errors`; with `handlers`, the
-    bodies of the handlers that catch them too (`except ImportError: from
-    fractions import gcd` runs only where the first import failed)."""
-    found: set[int] = set()
-
-    def visit(node: ast.AST, inside: bool) -> None:
-        if inside:
-            found.add(id(node))
-        if isinstance(node, ast.Try | getattr(ast, "TryStar", ast.Try)):
-            caught = inside or any(catches(h.type, errors) for h in node.handlers)
-            for child in node.body:
-                visit(child, caught)
-            for handler in node.handlers:
-                visit(handler, inside or (handlers and catches(handler.type, errors)))
-            for child in [*node.orelse, *node.finalbody]:
-                visit(child, inside)
-            return
-        if isinstance(node, ast.If | ast.IfExp) and version_test(node.test):
-            visit(node.test, inside)
-            branches = [node.body, node.orelse]
-            for branch in branches:
-                for child in branch if isinstance(branch, list) else [branch]:
-                    visit(child, True)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child, inside)
-
-    visit(tree, False)
-    return found
+def guarded(node: ast.AST, errors: frozenset[str], handlers: bool = False) -> bool:
+    """Whether a fallback guards `node` against `errors` (its parents are linked, as
+    `imports.link_parents` does): it is in the body of a `try` whose handlers catch
+    one of them, or, with `handlers`, in such a handler (`except ImportError: from
+    fractions import gcd` runs only where the first import failed), or in a branch of
+    a test of the version or platform."""
+    child, parent = node, getattr(node, "_ppy_parent", None)
+    while parent is not None:
+        if isinstance(parent, ast.Try | getattr(ast, "TryStar", ast.Try)):
+            if any(child is s for s in parent.body) and any(
+                catches(h.type, errors) for h in parent.handlers
+            ):
+                return True
+            if handlers and isinstance(child, ast.ExceptHandler) and catches(child.type, errors):
+                return True
+        elif (
+            isinstance(parent, ast.If | ast.IfExp)
+            and child is not parent.test
+            and version_test(parent.test)
+        ):
+            return True
+        child, parent = parent, getattr(parent, "_ppy_parent", None)
+    return False
 
 
 __all__ = ["VERSION_MARKERS", "catches", "guarded", "version_test"]

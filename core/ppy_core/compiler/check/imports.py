@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ppy_core.compiler.check.bindings import IMPLICIT, statement_names, top_statements
+from ppy_core.compiler.check.bindings import statement_names, top_statements
 from ppy_core.compiler.check.finder import MISSING, Finder, ModuleInfo, resolve_relative
 from ppy_core.compiler.check.guards import guarded
 from ppy_core.compiler.check.names import Binder
@@ -47,9 +47,10 @@ class ModuleFile:
 
 
 def import_findings(file: ModuleFile, finder: Finder) -> Iterator[Finding]:
-    fallbacks = guarded(file.tree, _IMPORT_ERRORS, handlers=True)
     for node in file.nodes:
-        if id(node) in fallbacks:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if guarded(node, _IMPORT_ERRORS, handlers=True):
             continue
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -63,21 +64,13 @@ def import_findings(file: ModuleFile, finder: Finder) -> Iterator[Finding]:
                 yield from _missing_module(node, target, finder)
             elif isinstance(found, ModuleInfo):
                 for alias in node.names:
-                    if alias.name != "*" and not _defines(found, alias.name, finder):
+                    if alias.name != "*" and not finder.defines(found, alias.name):
                         yield Finding(
                             node,
                             "E1022",
                             f"module `{target}` defines no `{alias.name}`",
                             "check the name, or import it from where it is defined",
                         )
-
-
-def _defines(module: ModuleInfo, name: str, finder: Finder) -> bool:
-    if module.open or name in module.names or name in IMPLICIT:
-        return True
-    if module.stub and name.startswith("_"):
-        return True  # a stub may leave private names out
-    return finder.submodule(module, name) != MISSING
 
 
 def _missing_module(node: ast.stmt, dotted: str, finder: Finder) -> Iterator[Finding]:
@@ -104,19 +97,17 @@ def attribute_findings(
     modules = _module_names(file, finder)
     if not modules:
         return
-    fallbacks = guarded(file.tree, _ATTRIBUTE_ERRORS)
     tested = _hasattr_names(file.nodes)
     for node, scope, _ in binder.loads:
         if node.id not in modules or binder.lookup(node.id, scope) is not binder.module:
             continue
-        yield from _chain(node, modules[node.id], finder, fallbacks, tested | written)
+        yield from _chain(node, modules[node.id], finder, tested | written)
 
 
 def _chain(
     root: ast.Name,
     module: ModuleInfo,
     finder: Finder,
-    fallbacks: set[int],
     skip: frozenset[str] | set[str],
 ) -> Iterator[Finding]:
     node: ast.AST = root
@@ -125,20 +116,19 @@ def _chain(
         attr = parent.attr
         if not isinstance(parent.ctx, ast.Load) or attr.startswith("__") or attr in skip:
             return
-        if id(parent) in fallbacks or module.open:
+        if module.open:
             return
         sub = finder.submodule(module, attr)
         if attr in module.names and not (module.stub and isinstance(sub, ModuleInfo)):
             return  # (a stub's name that is its submodule: `os.path`, read on)
-        if module.stub and attr.startswith("_"):
-            return
-        if sub == MISSING:
-            yield Finding(
-                parent,
-                "E1023",
-                f"module `{module.name}` has no attribute `{attr}`",
-                f"check the name: {module.path.name} binds no `{attr}` and has no such submodule",
-            )
+        if sub == MISSING and not finder.defines(module, attr):
+            if not guarded(parent, _ATTRIBUTE_ERRORS):
+                yield Finding(
+                    parent,
+                    "E1023",
+                    f"module `{module.name}` has no attribute `{attr}`",
+                    f"check the name: `{module.name}` binds no `{attr}` and has no such submodule",
+                )
             return
         if not isinstance(sub, ModuleInfo):
             return

@@ -52,8 +52,8 @@ StarNames = Callable[[str | None, int], "set[str] | None"]
 class Binder(ast.NodeVisitor):
     """Collects every scope's bindings and every name read, then resolves the reads."""
 
-    def __init__(self, tree: ast.Module, star: StarNames) -> None:
-        bound = module_bindings(tree)
+    def __init__(self, tree: ast.Module, star: StarNames, source: bytes | None = None) -> None:
+        bound = module_bindings(tree, source)
         self.module = Scope(tree, "module", None, set(IMPLICIT) | bound.names, open=bound.open)
         self.scope = self.module
         self.star = star

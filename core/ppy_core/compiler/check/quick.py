@@ -13,7 +13,6 @@ activate one gets no quick key and is keyed by `module_key`.
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import importlib.util
@@ -33,15 +32,17 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
     plugins can tell (a syntax error, an enabled third-party plugin)."""
     from ppy_core.cache.keys import imported_modules
     from ppy_core.cache.module_key import options_of
+    from ppy_core.compiler.check import parse
     from ppy_core.project.scope import scan_module
 
     try:
-        tree = ast.parse(source)
+        tree = parse(source, str(path))
     except (SyntaxError, ValueError):
         return None
     scope = scan_module(tree, path)
     own = {name.partition(".")[0] for name in scope.project_files}
-    tops = {m.partition(".")[0] for m in imported_modules(tree)} - _NOT_LIBRARIES - own
+    imported = imported_modules(tree)
+    tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
     plugins = _plugins(tops, config) if tops - sys.stdlib_module_names else []
     if plugins is None:
         return None
@@ -55,7 +56,7 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
     own_sources = {  # the project's own packages it imports, read from source
         f"{root}/{top}": _folder_id(root, top)
         for root in project_roots(path, config)
-        for top in sorted({m.partition(".")[0] for m in imported_modules(tree)})
+        for top in sorted({m.partition(".")[0] for m in imported})
         if (root / top / "__init__.py").is_file() or (root / f"{top}.py").is_file()
     }
     document = {

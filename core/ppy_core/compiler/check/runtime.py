@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ppy_core.compiler.check import parse
 from ppy_core.compiler.check.calls import call_findings
 from ppy_core.compiler.check.finder import (
     MISSING,
@@ -60,7 +61,7 @@ def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic]
     for path in paths:
         try:
             source = path.read_bytes()
-            tree = ast.parse(source, filename=str(path))
+            tree = parse(source, str(path))
         except (OSError, SyntaxError, ValueError):
             continue  # (the per-file check reports the syntax error)
         name, package, home = module_name(path)
@@ -75,7 +76,7 @@ def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic]
     binders: dict[str, Binder] = {}
     every: list[tuple[Path, ModuleFile, Binder, bytes]] = []
     for path, file, source in parsed:
-        binder = Binder(file.tree, _star(file, finder))
+        binder = Binder(file.tree, _star(file, finder), source)
         every.append((path, file, binder, source))
         if names[file.name] == 1:
             binders[file.name] = binder

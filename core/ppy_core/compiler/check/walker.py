@@ -311,7 +311,10 @@ class FunctionCheck:
             return False
         op = type(node.op).__name__
         texts = (STR, BYTES)
-        refused = NONE in (left, right) or (
+        nones = [n for n, t in ((node.left, left), (node.right, right)) if t == NONE]
+        if nones and not self.checked and not all(_is_none(n) for n in nones):
+            return False  # unannotated: a None inferred from a default or one branch
+        refused = bool(nones) or (
             (left in texts or right in texts)
             and not (op == "Mod" and left in texts)
             and not (op == "Mult" and I64 in (left, right))
@@ -388,6 +391,10 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
         ):
             yield child
             yield from _own_nodes(child)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _symbol(op: str) -> str:
