@@ -161,6 +161,9 @@ class FunctionContext:
     outer: tuple[str, ...] = ()
     # what the calls of the body may do (CallAnswer.effects), e.g. {"WriteMemory"}
     effects: frozenset[str] = frozenset()
+    # a specialization's parameters (and a method's `self.X`) as the runtime described
+    # the call (`runtime/observed.py`); empty outside a specialization
+    described: Mapping[str, tuple[Any, ...]] = field(default_factory=dict, compare=False)
 
     def resolve(self, node: ast.expr) -> str | None:
         """The qualified name a Name/Attribute chain refers to, via the module's imports."""

@@ -11,7 +11,7 @@ time is resolved once per process, in this order:
 1. a built artifact carries it (`specs/<id>/` beside the module): loaded;
 2. the cache holds it (an earlier process compiled it): loaded, no compiler imported;
 3. a compiler is in the process (`ppy FILE`, `ppy.load`, `.ppy` imports register one
-   with `set_specializer`): compiled now, stored in the cache;
+   with `runtime.compiling`): compiled now, stored in the cache;
 4. otherwise (`ppy run`, a launcher): the generic function answers and the signature is
    recorded (`record`), so the next build includes it.
 
@@ -24,7 +24,6 @@ one E1071 warning and the generic function. The runtime never imports the compil
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 
 TYPE_CHECKING = False
@@ -139,19 +138,19 @@ def signature_text(signature: tuple[tuple[Any, ...], ...]) -> str:
 
 # -- who compiles --------------------------------------------------------------------
 
-_SPECIALIZER: list[Callable[[str, str, tuple[Any, ...]], Path | None]] = []
-
 
 def set_specializer(build: Callable[[str, str, tuple[Any, ...]], Path | None] | None) -> None:
     """Where a compiler is in the process, it registers `build(source path, qualname,
-    signature) -> entry folder or None` here (None: no compiler, record instead)."""
-    _SPECIALIZER.clear()
-    if build is not None:
-        _SPECIALIZER.append(build)
+    signature) -> entry folder or None` (`runtime.compiling`, light to import)."""
+    from ppy_core.runtime.compiling import SPECIALIZER
+
+    SPECIALIZER[:] = [build] if build is not None else []
 
 
 def specializer() -> Callable[[str, str, tuple[Any, ...]], Path | None] | None:
-    return _SPECIALIZER[0] if _SPECIALIZER else None
+    from ppy_core.runtime.compiling import SPECIALIZER
+
+    return SPECIALIZER[0] if SPECIALIZER else None  # type: ignore[return-value]
 
 
 # -- records of signatures seen without a compiler ----------------------------------
@@ -294,6 +293,8 @@ class Specializations:
         self.generic_libraries = frozenset(str(r.get("library", "")) for r in compiled)
         self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
         self.seen: dict[tuple[Any, ...], str] = {}  # signature -> what became of it
+        import threading  # only a module with a specializable function pays for it
+
         self.lock = threading.RLock()
         self.warned = False
         self.signature_of: Any = None  # inspect.Signature, on the first keyword call

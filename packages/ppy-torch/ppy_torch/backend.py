@@ -98,6 +98,7 @@ class AtenBackend(Backend):
                     "torch": version,
                     "effects": sorted(g.effects),
                     "graph": g.text(),
+                    **({"sources": [list(s) for s in g.sources]} if g.sources else {}),
                 },
             )
             for g in graphs

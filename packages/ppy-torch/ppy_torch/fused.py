@@ -59,6 +59,13 @@ class TorchAdapter(RuntimeAdapter):
             )
         return None
 
+    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+        """An `nn.Module` is described by its module tree (`ppy_torch.describe`), so its
+        methods specialize on it; tensors are left to the regions' own guards."""
+        from ppy_torch.describe import describer
+
+        return describer(cls)
+
     def companion_files(self, build_dir: Path) -> tuple[str, ...]:
         """The dispatcher, built once per torch build and copied into `build_dir`."""
         from ppy_torch.fused_build import companion_files

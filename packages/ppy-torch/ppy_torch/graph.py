@@ -115,6 +115,9 @@ class RegionGraph:
     tuple_result: bool
     effects: frozenset[str]
     path: str = ""
+    # a method's region (`modules.py`): where each parameter comes from at a call,
+    # ("arg", i) or ("self", "_modules", name, ..., "_parameters", name); () for a function
+    sources: tuple[tuple[str | int, ...], ...] = ()
 
     def text(self) -> str:
         params = ", ".join(f"{v.text()}: {v.kind}" for v in self.params)

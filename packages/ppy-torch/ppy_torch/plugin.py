@@ -134,6 +134,12 @@ class TorchPlugin(Plugin):
         return None
 
     def stage(self, ctx: FunctionContext) -> LoweringSpec | None:
+        if ctx.described:  # a specialization: an nn.Module's method, typed by its instance
+            from ppy_torch.modules import method_spec
+
+            found = method_spec(ctx)
+            if found is not None:
+                return found
         if ctx.opt < REGION_OPT_LEVEL:
             return None
         src = StageInput(ctx.node, ctx.resolve, ctx.decorators, ctx.module.path)

@@ -56,11 +56,74 @@ def load_extension(name: str, path: Path) -> ModuleType:
 def make_region(module: ModuleType, name: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
     """The region callable for function `name`, falling back to `fallback`."""
     region = module.make(name, fallback)
+    _name_as(region, fallback)
+    return region
+
+
+def _name_as(region: Any, fallback: Callable[..., Any]) -> None:
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         if hasattr(fallback, attr):
             setattr(region, attr, getattr(fallback, attr))
     region.__wrapped__ = fallback
-    return region
+    # a decorator applied around the region (`@torch.no_grad()`: functools.wraps copies
+    # the `__dict__`) hands these on to the function the program holds; the region's own
+    # `__ppy_region__` is a property of its type, which wraps does not copy
+    region.__dict__["__ppy_region__"] = True
+    region.__dict__["__ppy_stats__"] = region.__ppy_stats__
+
+
+class _Miss:
+    """What a method region's inner fallback returns: run the method's Python."""
+
+
+_MISS = _Miss()
+
+
+def _getter(source: tuple[Any, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """Reads one region input from a call's arguments: ("arg", i), or a path from
+    `self` through the module tree's dicts ("_modules", name, "_parameters", name)."""
+    if source[0] == "arg":
+        index = int(source[1])
+        return lambda args: args[index]
+    steps = tuple(zip(source[1::2], source[2::2], strict=True))
+
+    def get(args: tuple[Any, ...]) -> Any:
+        obj = args[0]
+        for table, key in steps:
+            obj = obj.__dict__[table][key]
+        return obj
+
+    return get
+
+
+def make_method_region(
+    module: ModuleType, name: str, fallback: Callable[..., Any], sources: list[list[Any]]
+) -> Callable[..., Any]:
+    """A method's region: its tensors read from the call's arguments and from `self`'s
+    module tree at every call (never captured: `load_state_dict`, optimizer steps and
+    `.to()` are seen by the next call); any miss runs the method's Python."""
+    region = module.make(name, lambda *_args: _MISS)
+    getters = tuple(_getter(tuple(s)) for s in sources)
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # the sources index positional arguments
+            return fallback(*args, **kwargs)
+        try:
+            inputs = [get(args) for get in getters]
+        except (KeyError, IndexError, AttributeError, TypeError):
+            return fallback(*args)
+        out = region(*inputs)
+        return fallback(*args) if out is _MISS else out
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        if hasattr(fallback, attr):
+            setattr(method, attr, getattr(fallback, attr))
+    method.__wrapped__ = fallback  # type: ignore[attr-defined]
+    method.__ppy_region__ = True  # type: ignore[attr-defined]
+    method.__ppy_stats__ = region.__ppy_stats__  # type: ignore[attr-defined]
+    method.ppy_stats = region.ppy_stats  # type: ignore[attr-defined]
+    method.ppy_reset = region.ppy_reset  # type: ignore[attr-defined]
+    return method
 
 
 def load_region(
@@ -93,6 +156,9 @@ def load_region(
         return fallback
     try:
         module = load_extension(str(unit_data["module"]), path)
+        sources = unit_data.get("sources")
+        if sources:
+            return make_method_region(module, function, fallback, list(sources))
         return make_region(module, function, fallback)
     except (ImportError, OSError, KeyError, AttributeError) as exc:
         _warn_once(
@@ -109,4 +175,4 @@ def region_stats(fn: Callable[..., Any]) -> dict[str, int]:
     return dict(stats()) if callable(stats) else {}
 
 
-__all__ = ["load_region", "load_extension", "make_region", "region_stats"]
+__all__ = ["load_region", "load_extension", "make_method_region", "make_region", "region_stats"]

@@ -1,0 +1,399 @@
+"""Stage an `nn.Module` method (its `forward`) as one ATen region.
+
+A method of a module-level `nn.Module` subclass is specialized on the instance it is
+called on (`ppy_torch.describe`: the module tree, its parameters' dtypes, devices and
+shapes, its flags and scalar attributes). With that description, calls of its
+submodules resolve: a curated module (`Linear`, `LayerNorm`, `Embedding`, `Dropout`,
+`GELU`, `ReLU`, `Tanh`, `Sigmoid`, `SiLU`, `Identity`, `Sequential`) is the ATen call
+its own forward makes, a user's module of the same source file has its `forward`
+staged in place, and `for block in self.blocks:` over a `ModuleList` unrolls. The
+parameters and buffers read become region inputs, read from the instance at every
+call (`RegionGraph.sources`, `runtime.make_method_region`); scalar attributes are
+constants, which the description guards. What a region cannot be is a reason
+(`StageRefusal`): a forward hook, `Dropout` training with p > 0, a tensor subclass, a
+module of another class.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from ppy_core.interface.plugin import FunctionContext
+from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec
+from ppy_torch import ops
+from ppy_torch.describe import KIND
+from ppy_torch.graph import TENSOR, Arg, Const, RegionGraph, Value
+from ppy_torch.stage import StageInput, StageRefusal, _refuse, _Stager
+
+_NN = "torch.nn.modules."
+LINEAR = f"{_NN}linear.Linear"
+IDENTITY = f"{_NN}linear.Identity"
+LAYER_NORM = f"{_NN}normalization.LayerNorm"
+EMBEDDING = f"{_NN}sparse.Embedding"
+DROPOUT = f"{_NN}dropout.Dropout"
+SEQUENTIAL = f"{_NN}container.Sequential"
+MODULE_LIST = f"{_NN}container.ModuleList"
+_ACTIVATIONS = {
+    f"{_NN}activation.GELU": "gelu",
+    f"{_NN}activation.ReLU": "relu",
+    f"{_NN}activation.Tanh": "tanh",
+    f"{_NN}activation.Sigmoid": "sigmoid",
+    f"{_NN}activation.SiLU": "silu",
+}
+_MAX_DEPTH = 32
+
+
+@dataclass(frozen=True, slots=True)
+class ModRef:
+    """A module of the described tree and its path from `self` through the dicts."""
+
+    tree: tuple[Any, ...]  # (class, training, hooked, params, buffers, children, scalars)
+    path: tuple[str, ...]
+
+    @property
+    def cls(self) -> str:
+        return str(self.tree[0])
+
+    def child(self, name: str) -> ModRef | None:
+        for key, sub in self.tree[5]:
+            if key == name:
+                return None if sub is None else ModRef(tuple(sub), (*self.path, "_modules", key))
+        return None
+
+    def children(self) -> list[ModRef]:
+        return [
+            ModRef(tuple(sub), (*self.path, "_modules", key))
+            for key, sub in self.tree[5]
+            if sub is not None
+        ]
+
+    def tensor(self, name: str) -> tuple[str, tuple[Any, ...]] | None:
+        """("_parameters" or "_buffers", its description) of a tensor attribute."""
+        for table, index in (("_parameters", 3), ("_buffers", 4)):
+            for entry in self.tree[index]:
+                if entry[0] == name:
+                    return table, tuple(entry)
+        return None
+
+    def scalar(self, name: str) -> tuple[bool, Any]:
+        if name == "training":
+            return True, bool(self.tree[1])
+        for key, _kind, value in self.tree[6]:
+            if key == name:
+                return True, tuple(value) if isinstance(value, list) else value
+        return False, None
+
+
+def module_description(described: Any) -> tuple[Any, ...] | None:
+    """The tree of a `describe_module` description, else None."""
+    if (
+        isinstance(described, tuple | list)
+        and len(described) == 4
+        and described[0] == "instance"
+        and described[2] == KIND
+    ):
+        return tuple(described[3])
+    return None
+
+
+class _MethodStager(_Stager):
+    """Stages a method whose `self` is a described module; submodule calls inline."""
+
+    def __init__(self, src: StageInput, tree: tuple[Any, ...], classes: dict[str, Any]) -> None:
+        super().__init__(src)
+        self.root = ModRef(tree, ())
+        self.classes = classes  # "module.Class" -> its ClassDef, from the same source
+        self.mods: dict[str, ModRef] = {}
+        self.inputs: dict[tuple[str, ...], Value] = {}
+        self.values: list[Value] = []
+        self.sources: list[tuple[str | int, ...]] = []
+        self.depth = 0
+
+    # -- inputs ---------------------------------------------------------------
+    def input(self, path: tuple[str, ...], node: ast.AST, described: tuple[Any, ...]) -> Arg:
+        if len(described) == 1:
+            return Const(None)  # `bias=False`: the parameter is None
+        if not described[5]:
+            raise _refuse(node, f"`{ast.unparse(node)}` is a tensor subclass; it stays Python")
+        found = self.inputs.get(path)
+        if found is None:
+            found = self.inputs[path] = Value(f"ppy_in{len(self.values)}", TENSOR)
+            self.values.append(found)
+            self.sources.append(("self", *path))
+        return found
+
+    def params(self) -> tuple[Value, ...]:
+        args = self.src.node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise _refuse(self.src.node, "a region takes plain positional parameters")
+        first, *rest = args.args
+        self.mods[first.arg] = self.root
+        for index, arg in enumerate(rest, start=1):
+            kind = (
+                TENSOR
+                if arg.annotation is None
+                else self.annotation_kind(arg.annotation, f"parameter `{arg.arg}`")
+            )
+            value = Value(arg.arg, kind)
+            self.env[arg.arg] = value
+            self.values.append(value)
+            self.sources.append(("arg", index))
+        return ()
+
+    # -- modules --------------------------------------------------------------
+    def module_of(self, node: ast.expr) -> ModRef | None:
+        if isinstance(node, ast.Name):
+            return self.mods.get(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = self.module_of(node.value)
+            return owner.child(node.attr) if owner is not None else None
+        return None
+
+    def expr_Name(self, node: ast.Name) -> Arg:
+        if node.id in self.mods:
+            raise _refuse(node, f"module `{node.id}` used as a value")
+        return super().expr_Name(node)
+
+    def expr_Attribute(self, node: ast.Attribute) -> Arg:
+        if node.attr == "shape" and isinstance(node.value, ast.Attribute):
+            owner = self.module_of(node.value.value)
+            found = owner.tensor(node.value.attr) if owner is not None else None
+            if found is not None and len(found[1]) > 1:
+                return Const(tuple(int(n) for n in found[1][3]))
+        owner = self.module_of(node.value)
+        if owner is None:
+            raise _refuse(node, f"`{ast.unparse(node)}` is not a region operation")
+        found = owner.tensor(node.attr)
+        if found is not None:
+            return self.input((*owner.path, found[0], node.attr), node, found[1])
+        known, value = owner.scalar(node.attr)
+        if known:
+            return Const(value)
+        if owner.child(node.attr) is not None:
+            raise _refuse(node, f"submodule `{ast.unparse(node)}` used as a value")
+        raise _refuse(node, f"`{ast.unparse(node)}` is not a parameter, buffer or scalar")
+
+    def expr_Call(self, node: ast.Call) -> Arg:
+        module = self.module_of(node.func)
+        if module is not None:
+            return self.call_module(module, node)
+        if isinstance(node.func, ast.Attribute) and self.module_of(node.func.value) is not None:
+            raise _refuse(node, f"`{ast.unparse(node.func)}`: a module's method stays Python")
+        return super().expr_Call(node)
+
+    def call_module(self, module: ModRef, node: ast.Call) -> Arg:
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise _refuse(node, "a submodule is called with positional arguments only")
+        args = [self.expr(a) for a in node.args]
+        return self.apply(module, args, node)
+
+    def apply(self, module: ModRef, args: list[Arg], node: ast.AST) -> Arg:
+        name = ast.unparse(node.func) if isinstance(node, ast.Call) else module.cls
+        if module.tree[2]:
+            raise _refuse(node, f"`{name}` has a forward hook or pre-hook; it stays Python")
+        cls = module.cls
+        user = self.classes.get(cls)
+        if user is not None:
+            return self.inline(module, user, args, node)
+        if len(args) != 1:
+            raise _refuse(node, f"`{name}` ({cls}) takes one argument")
+        (x,) = args
+        if cls in (IDENTITY,):
+            return x
+        if cls == DROPOUT:
+            p = module.scalar("p")[1]
+            if module.tree[1] and p:
+                raise _refuse(node, f"`{name}`: Dropout in training mode with p > 0 stays Python")
+            return x
+        if cls == SEQUENTIAL:
+            for child in module.children():
+                x = self.apply(child, [x], node)
+            return x
+        if cls in _ACTIVATIONS:
+            op = _ACTIVATIONS[cls]
+            if module.scalar("inplace")[1]:
+                raise _refuse(node, f"`{name}`: an in-place activation stays Python")
+            kwargs: dict[str, Arg] = {}
+            if op == "gelu":
+                kwargs["approximate"] = Const(module.scalar("approximate")[1])
+            return self.aten(node, ops.CURATED_OPS[f"torch.nn.functional.{op}"], [x], kwargs)
+        if cls == LINEAR:
+            return self.aten(
+                node,
+                "linear",
+                [x, self.weight(module, "weight", node), self.weight(module, "bias", node)],
+                {},
+            )
+        if cls == LAYER_NORM:
+            shape = module.scalar("normalized_shape")[1]
+            eps = module.scalar("eps")[1]
+            return self.aten(
+                node,
+                "layer_norm",
+                [
+                    x,
+                    Const(tuple(shape)),
+                    self.weight(module, "weight", node),
+                    self.weight(module, "bias", node),
+                    Const(float(eps)),
+                ],
+                {},
+            )
+        if cls == EMBEDDING:
+            if module.scalar("max_norm")[1] is not None:
+                raise _refuse(node, f"`{name}`: an Embedding with max_norm stays Python")
+            padding = module.scalar("padding_idx")[1]
+            return self.aten(
+                node,
+                "embedding",
+                [
+                    self.weight(module, "weight", node),
+                    x,
+                    Const(-1 if padding is None else int(padding)),
+                    Const(bool(module.scalar("scale_grad_by_freq")[1])),
+                    Const(bool(module.scalar("sparse")[1])),
+                ],
+                {},
+            )
+        raise _refuse(node, f"`{name}` is a {cls}, not a curated module; it stays Python")
+
+    def weight(self, module: ModRef, attr: str, node: ast.AST) -> Arg:
+        found = module.tensor(attr)
+        if found is None:
+            return Const(None)
+        return self.input((*module.path, found[0], attr), node, found[1])
+
+    def inline(self, module: ModRef, cls: ast.ClassDef, args: list[Arg], node: ast.AST) -> Arg:
+        """A user's module: its `forward` staged in place of the call."""
+        forward = next(
+            (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"),
+            None,
+        )
+        if forward is None or forward.decorator_list:
+            raise _refuse(node, f"{module.cls} has no plain `forward` of its own")
+        fargs = forward.args
+        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or len(fargs.args) != len(args) + 1:
+            raise _refuse(node, f"{module.cls}.forward does not take these arguments")
+        if self.depth >= _MAX_DEPTH:
+            raise _refuse(node, "submodules nest too deep")
+        saved = dict(self.env), dict(self.mods)
+        self.depth += 1
+        try:
+            self.env = {}
+            self.mods = {fargs.args[0].arg: module}
+            for arg, value in zip(fargs.args[1:], args, strict=True):
+                self.bind(arg.arg, value, node)
+            return self.body_value(forward)
+        finally:
+            self.depth -= 1
+            self.env, self.mods = saved
+
+    def bind(self, name: str, value: Arg, node: ast.AST) -> None:
+        if not isinstance(value, Value):
+            raise _refuse(node, f"`{name}` must be bound to a tensor or a size")
+        self.env[name] = value
+
+    def body_value(self, func: ast.FunctionDef) -> Arg:
+        """The value a forward's body returns (a single tensor)."""
+        body = _without_docstring(func.body)
+        if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+            raise _refuse(func, f"{func.name} must end in `return` of a tensor")
+        for stmt in body[:-1]:
+            self.statement(stmt)
+        value = self.expr(body[-1].value)
+        if not (isinstance(value, Value) and value.kind == TENSOR):
+            raise _refuse(body[-1], "a submodule's forward returns one tensor")
+        return value
+
+    # -- statements -----------------------------------------------------------
+    def assign(self, target: ast.expr, value: Arg, node: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.mods.pop(target.id, None)
+        super().assign(target, value, node)
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
+            blocks = self.module_of(stmt.iter)
+            if blocks is None or blocks.cls not in (MODULE_LIST, SEQUENTIAL):
+                raise _refuse(stmt, "a loop stays Python unless it iterates over a ModuleList")
+            for child in blocks.children():  # unrolled: the blocks are known
+                self.env.pop(stmt.target.id, None)
+                self.mods[stmt.target.id] = child
+                for inner in stmt.body:
+                    self.statement(inner)
+            self.mods.pop(stmt.target.id, None)
+            return
+        super().statement(stmt)
+
+    def run(self) -> RegionGraph:
+        fn = self.src.node
+        if self.root.tree[2]:  # torch's __call__ runs them around forward: kept as written
+            raise _refuse(fn, "the module has a forward hook or pre-hook; it stays Python")
+        self.params()
+        body = _without_docstring(fn.body)
+        if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+            raise _refuse(fn, "the method must end in `return`")
+        for stmt in body[:-1]:
+            self.statement(stmt)
+        ret = body[-1].value
+        is_tuple = isinstance(ret, ast.Tuple)
+        exprs = ret.elts if isinstance(ret, ast.Tuple) else [ret]
+        results = [self.expr(e) for e in exprs]
+        if not all(isinstance(v, Value) and v.kind == TENSOR for v in results):
+            raise _refuse(ret, "a region returns tensors only")
+        if not self.nodes:
+            raise _refuse(fn, "nothing for a region to compute")
+        return RegionGraph(
+            fn.name,
+            tuple(self.values),
+            tuple(self.nodes),
+            tuple(results),  # type: ignore[arg-type]
+            is_tuple,
+            frozenset(self.effects),
+            self.src.path,
+            tuple(self.sources),
+        )
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        return body[1:]
+    return list(body)
+
+
+def _classes(ctx: FunctionContext) -> dict[str, Any]:
+    """The module's top-level classes by runtime qualname ("module.Class")."""
+    from pathlib import Path
+
+    try:
+        tree = ast.parse(Path(ctx.module.path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    return {f"{ctx.module.module}.{s.name}": s for s in tree.body if isinstance(s, ast.ClassDef)}
+
+
+def method_spec(ctx: FunctionContext) -> LoweringSpec | None:
+    """The region of a method specialized on a described `nn.Module`, the reason it is
+    not one, or None when the function is not such a method."""
+    args = ctx.node.args.args
+    if not args:
+        return None
+    tree = module_description(ctx.described.get(args[0].arg))
+    if tree is None:
+        return None
+    src = StageInput(ctx.node, ctx.resolve, ctx.decorators, ctx.module.path)
+    try:
+        graph = _MethodStager(src, tree, _classes(ctx)).run()
+    except StageRefusal as refusal:
+        return FallbackSpec(f"not an ATen region: {refusal}")
+    return GraphRegionSpec(backend="aten", graph=graph, effects=graph.effects)
+
+
+__all__ = ["ModRef", "method_spec", "module_description"]
