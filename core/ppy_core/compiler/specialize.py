@@ -91,9 +91,4 @@ def include_recorded(key: ModuleKey, module_dir: Path) -> int:
     return count
 
 
-def specialize_lazily(source: str, function: str, signature: tuple[Any, ...]) -> Path | None:
-    """What a process with a compiler registers with the runtime (`set_specializer`)."""
-    return build(source, function, signature)
-
-
-__all__ = ["build", "build_for", "include_recorded", "specialize_lazily"]
+__all__ = ["build", "build_for", "include_recorded"]

@@ -31,10 +31,9 @@ def register() -> None:
     """Let the runtime's loaders compile in this process, and unannotated functions
     specialize on the signatures they are called with."""
     from ppy_core.runtime import compiling
-    from ppy_core.runtime.observed import set_specializer
 
     compiling.register(_compile)
-    set_specializer(_specialize)
+    compiling.register_specializer(_specialize)
 
 
 __all__ = ["register"]

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 
 _COMPILER: Callable[[Path], Path] | None = None
+#: compiles one function for one observed signature (`runtime.observed`), where a
+#: compiler is in the process: (source, qualname, signature) -> entry folder or None
+SPECIALIZER: list[Callable[[str, str, tuple[object, ...]], Path | None]] = []
 
 #: the modules the import loaders ran from a cache entry, in order (for summaries)
 LOADED: list[str] = []
@@ -28,6 +31,11 @@ def register(compile_path: Callable[[Path], Path]) -> None:
     """Make `compile_path` the compiler the runtime's loaders call on a cache miss."""
     global _COMPILER
     _COMPILER = compile_path
+
+
+def register_specializer(build: Callable[[str, str, tuple[object, ...]], Path | None]) -> None:
+    """Make `build` what compiles a new signature of an unannotated function."""
+    SPECIALIZER[:] = [build]
 
 
 def registered() -> bool:
@@ -45,4 +53,12 @@ def compile_path(path: Path) -> Path:
     return _COMPILER(path)
 
 
-__all__ = ["LOADED", "NoCompiler", "register", "registered", "compile_path"]
+__all__ = [
+    "LOADED",
+    "SPECIALIZER",
+    "NoCompiler",
+    "compile_path",
+    "register",
+    "register_specializer",
+    "registered",
+]
