@@ -429,3 +429,18 @@ def test_a_long_chain_of_untyped_operands_checks_in_linear_time(tmp_path: Path) 
     findings, _ = check_file(path)
     assert findings == []
     assert time.perf_counter() - start < 5.0
+
+
+def test_a_forked_check_finds_what_checking_here_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From FORK_FROM files the checks run in a child process beside the per-file
+    typing; its findings, sent back through a pipe, are the ones found in-process."""
+    files = {f"m{i}.py": f"import os\nos.nope{i}\nx = missing{i}\n" for i in range(9)}
+    paths = _project(tmp_path, files)
+    here, _ = runtime._check(paths, (tmp_path,))
+    monkeypatch.setattr(runtime, "FORK_FROM", 8)
+    wait = runtime.start(paths, (tmp_path,))
+    assert wait.__name__ == "wait"  # (the forked path: `here` is the in-process one)
+    assert sorted(map(str, wait())) == sorted(map(str, here))
+    assert len(here) == 18

@@ -83,18 +83,19 @@ def parse(source: bytes, filename: str) -> ast.Module:
 
 def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
     """Check every source file under `paths`; `strict` overrides `[tool.ppy] strict`."""
-    from ppy_core.compiler.check.runtime import runtime_findings
+    from ppy_core.compiler.check import runtime
 
     start = time.perf_counter()
     report = CheckReport()
     files = list(source_files(paths))
+    # what raises at run time, over all the files together (their calls cross modules)
+    run_time = runtime.start(files, _roots(files))
     for path in files:
         findings, hit = check_file(path, strict=strict)
         report.files += 1
         report.cached += hit
         report.findings.extend(findings)
-    # what raises at run time, over all the files together (their calls cross modules)
-    report.findings = _unique([*report.findings, *runtime_findings(files, _roots(files))])
+    report.findings = _unique([*report.findings, *run_time()])
     report.seconds = time.perf_counter() - start
     return report
 

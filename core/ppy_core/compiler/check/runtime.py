@@ -15,8 +15,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
+import pickle
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ppy_core.compiler.check import parse
@@ -53,6 +55,53 @@ def runtime_findings(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> lis
     findings, read = _check(files, roots)
     _store(key, findings, read)
     return findings
+
+
+#: from how many files the checks run in a forked process beside the per-file typing
+FORK_FROM = 8
+
+
+def start(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> Callable[[], list[Diagnostic]]:
+    """Begin the checks of `paths`; the function returned waits for their findings.
+    Cached, they are there at once; else, for a project of some size, a forked process
+    runs them while the caller types its files (the machine's second core), sending
+    its findings back pickled through a pipe (it computes them itself if that fails)."""
+    files = [p for p in paths if p.suffix == ".py"]
+    key = _key(files)
+    cached = _load(key)
+    if cached is not None:
+        return lambda: cached
+
+    def here() -> list[Diagnostic]:
+        findings, read = _check(files, roots)
+        _store(key, findings, read)
+        return findings
+
+    if len(files) < FORK_FROM or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        return here
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: check, store, send, and leave without running exit hooks
+        os.close(readable)
+        try:
+            data = pickle.dumps(here())
+        except BaseException:
+            data = b""
+        with os.fdopen(writable, "wb") as out:
+            out.write(data)
+        os._exit(0)
+    os.close(writable)
+
+    def wait() -> list[Diagnostic]:
+        with os.fdopen(readable, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        try:
+            return pickle.loads(data) if data else here()
+        except (pickle.UnpicklingError, EOFError, AttributeError, TypeError):
+            return here()
+
+    return wait
 
 
 def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic], set[Path]]:
@@ -247,4 +296,4 @@ def _store(key: str, findings: list[Diagnostic], read: set[Path]) -> None:
     _publish(entry, json.dumps({"read": {str(p): _stamp(p) for p in sorted(read)}}))
 
 
-__all__ = ["module_name", "runtime_findings"]
+__all__ = ["module_name", "runtime_findings", "start"]
