@@ -24,6 +24,7 @@ one E1071 warning and the generic function. The runtime never imports the compil
 from __future__ import annotations
 
 import os
+import types
 import warnings
 
 TYPE_CHECKING = False
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 LIMIT = 8  # specializations a function keeps
 ATTEMPTS = 4 * LIMIT  # signatures it compiles at most (most may gain nothing)
+RETIRE = 1000  # calls with scalars alone, none specialized, before it is the generic function
 SPECS = "specs"  # an artifact module's folder of carried specializations
 RECORDS = "observed"  # the cache root's folder of recorded signatures
 _MAX_RECORD_BYTES = 1 << 20
@@ -242,6 +244,10 @@ class Specializations:
     `ppy explain` and `ppy.stats()` say of it."""
 
     __slots__ = (
+        "attributes",
+        "countdown",
+        "dispatcher",
+        "retired",
         "by_class",
         "by_typing",
         "directory",
@@ -302,6 +308,10 @@ class Specializations:
         self.by_typing: dict[tuple[Any, ...], Callable[..., Any]] = {}
         # the arguments' classes -> the function, for signatures the classes determine
         self.by_class: dict[tuple[type, ...], Callable[..., Any]] = {}
+        self.attributes: tuple[str, ...] = ()  # a method's `self` attributes described
+        self.countdown = RETIRE
+        self.retired = False
+        self.dispatcher: Any = None
         self.seen_typing: dict[tuple[Any, ...], str] = {}
 
     def bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -317,6 +327,32 @@ class Specializations:
             return None
         bound.apply_defaults()
         return tuple(bound.arguments.values())
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], values: tuple[Any, ...]) -> Any:
+        """A call whose signature its arguments' classes do not say: described."""
+        signature = tuple(map(describe, values))
+        if self.attributes:  # a method: the `self` attributes it reads, from its dict
+            own = getattr(values[0], "__dict__", None) or {}
+            signature += tuple(describe(own.get(a, _MISSING)) for a in self.attributes)
+        function = self.table.get(signature)
+        if function is None:
+            function = self.resolve(signature)
+            if not self.attributes and all(type(v) in _BY_CLASS for v in values):
+                self.by_class[tuple(map(type, values))] = function
+        return function(*args, **kwargs)
+
+    def retire(self) -> None:
+        """Called only with scalars, `RETIRE` times, and never specialized: become the
+        generic function (its code, defaults and globals: the module's, the same)."""
+        if any(f is not self.generic for f in self.table.values()):
+            return
+        generic, dispatcher = self.generic, self.dispatcher
+        if generic.__closure__ is not None or dispatcher is None:
+            return
+        dispatcher.__code__ = generic.__code__
+        dispatcher.__defaults__ = generic.__defaults__
+        dispatcher.__kwdefaults__ = generic.__kwdefaults__
+        self.retired = True
 
     def resolve(self, signature: tuple[Any, ...]) -> Callable[..., Any]:
         with self.lock:
@@ -464,48 +500,47 @@ def specializing(
     directory: Path,
     namespace: dict[str, Any],
 ) -> Callable[..., Any]:
-    """The function as the program holds it: a plain function (it binds as a method
-    and pickles by reference like the original) dispatching on each call's signature."""
+    """The function as the program holds it: a plain function of the module (it binds
+    as a method and pickles by reference like the original) dispatching on each call's
+    signature. Its state is a keyword-only default, not a closure, so that a function
+    only ever called with scalars that gain nothing can become the generic function
+    itself (`retire`): its code swapped in, the dispatcher's cost gone for every holder
+    of it (a default argument, a callback table) alike."""
     state = Specializations(generic, record, manifest, directory, namespace)
-    table, resolve, bound = state.table, state.resolve, state.bound
-    nparams = state.params
-    describe_ = describe
-    attributes = tuple(str(a) for a in record.get("attributes", ()))
-    by_class = state.by_class
-
-    def dispatcher(*args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) != nparams:
-            values = bound(args, kwargs)
-            if values is None:
-                return generic(*args, **kwargs)
-        else:
-            values = args
-        if not attributes:  # scalars alone: the classes say the whole signature
-            function = by_class.get(tuple(map(type, values)))
-            if function is not None:
-                return function(*args, **kwargs)
-        signature = tuple(map(describe_, values))
-        if attributes:  # a method: the `self` attributes it reads, from the instance's dict
-            own = getattr(values[0], "__dict__", None) or {}
-            signature += tuple(describe_(own.get(a, _MISSING)) for a in attributes)
-        function = table.get(signature)
-        if function is None:
-            function = resolve(signature)
-            if not attributes and all(type(v) in _BY_CLASS for v in values):
-                by_class[tuple(map(type, values))] = function
-        return function(*args, **kwargs)
-
+    state.attributes = tuple(str(a) for a in record.get("attributes", ()))
+    dispatcher = types.FunctionType(_dispatch.__code__, namespace, generic.__name__)
+    dispatcher.__kwdefaults__ = {"_ppy_state": state}
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
         setattr(dispatcher, name, getattr(generic, name))
     dispatcher.__dict__.update(generic.__dict__)
     dispatcher.__wrapped__ = generic  # type: ignore[attr-defined]
     dispatcher.__ppy_specializations__ = state  # type: ignore[attr-defined]
-    _DISPATCHER_CODES.add(dispatcher.__code__)
+    state.dispatcher = dispatcher
     return dispatcher
 
 
-#: the dispatcher's code: tracebacks drop its frame (`module.without_dispatch`)
-_DISPATCHER_CODES: set[Any] = set()
+def _dispatch(*args: Any, _ppy_state: Specializations, **kwargs: Any) -> Any:
+    """The dispatcher's code. It runs with the module's globals: everything it needs
+    comes through its state (builtins aside)."""
+    state = _ppy_state
+    if kwargs or len(args) != state.params:
+        values = state.bound(args, kwargs)
+        if values is None:
+            return state.generic(*args, **kwargs)
+    else:
+        values = args
+    if not state.attributes:  # scalars alone: the classes say the whole signature
+        function = state.by_class.get(tuple(map(type, values)))
+        if function is not None:
+            if function is state.generic:
+                state.countdown -= 1
+                if state.countdown == 0:
+                    state.retire()
+            return function(*args, **kwargs)
+    return state.call(args, kwargs, values)
+
+
+_DISPATCHER_CODES: set[Any] = {_dispatch.__code__}
 
 
 def explain(function: Any) -> list[str]:

@@ -24,7 +24,7 @@ from _npharness import Pair, call, compile_pair, counting, outcome_difference, w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ppy_core.runtime.observed import LIMIT, SpecializationWarning, explain
+from ppy_core.runtime.observed import LIMIT, RETIRE, SpecializationWarning, explain
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -49,6 +49,10 @@ def loop(A, n):
 
 def many(a):
     return a * 3.0 + a * a
+
+
+def wrap(pos, offset, bound):
+    return (pos + offset) % bound
 
 
 def variadic(*args):
@@ -374,3 +378,29 @@ def test_a_property_a_method_reads_runs_once_as_in_python(pair: Pair) -> None:
         assert cls.reads == 3
     got, want = call(fast.through_property, (x,)), call(plain.through_property, (x,))
     assert outcome_difference(got, want) is None
+
+
+def test_a_helper_called_with_scalars_alone_becomes_the_generic_function(pair: Pair) -> None:
+    """NumPy code calls small helpers with ints in its loops (numpy-benchmarks'
+    local_maxima): after `RETIRE` such calls with nothing specialized, the dispatcher
+    runs the generic function's own code, for every holder of it alike."""
+    helper, plain = pair.fast.wrap, pair.plain.wrap
+    held = {"mode": helper}  # a reference taken before it retires
+    for i in range(RETIRE + 5):
+        assert held["mode"](i, -3, 7) == plain(i, -3, 7)
+    assert helper.__code__ is helper.__wrapped__.__code__
+    assert helper(10**30, 1, -7) == plain(10**30, 1, -7)
+    with pytest.raises(ZeroDivisionError):
+        helper(1, 2, 0)
+
+
+def test_a_function_with_a_specialization_never_retires(pair: Pair) -> None:
+    x = np.ones(16, dtype=np.float32)
+    _forget(pair.fast.f)
+    pair.fast.f(x, x)
+    state = pair.fast.f.__ppy_specializations__
+    state.countdown = 2
+    for _ in range(5):
+        assert pair.fast.f(1.5, 2.5) == pair.plain.f(1.5, 2.5)
+    assert not state.retired
+    assert pair.fast.f.__code__ is not pair.fast.f.__wrapped__.__code__
