@@ -245,12 +245,11 @@ class Specializations:
 
     __slots__ = (
         "attributes",
-        "countdown",
-        "dispatcher",
-        "retired",
         "by_class",
         "by_typing",
+        "countdown",
         "directory",
+        "dispatcher",
         "generic",
         "generic_libraries",
         "generic_sites",
@@ -259,6 +258,7 @@ class Specializations:
         "namespace",
         "params",
         "qualname",
+        "retired",
         "seen",
         "seen_typing",
         "signature_of",
