@@ -264,7 +264,9 @@ def _units(kernels: list[CompiledKernel], funcs: list[Any], ctx: Any) -> list[An
         if library not in companions:
             companions[library] = tuple(adapter(library).companion_files(ctx.build_dir))
         if kernel.path not in copied:
-            name = "".join(c if c.isalnum() else "_" for c in ctx.site_id) + ".so"
+            stem = "".join(c if c.isalnum() else "_" for c in ctx.site_id)
+            # a module's columnar and tensor kernels are two libraries: two names
+            name = f"{stem}.so" if not copied else f"{stem}_{len(copied)}.so"
             verified_copy(Path(kernel.path), ctx.build_dir / name)  # hash checked first
             copied[kernel.path] = name
         files = (copied[kernel.path], *companions[library])
