@@ -47,6 +47,7 @@ CODES: Final[dict[str, str]] = {
     "E1022": "an import of a name its module does not define",
     "E1023": "an attribute a module does not have",
     "E1024": "a call whose arguments do not bind to the project's function, class or method",
+    "E1025": "an attribute an instance of a project class cannot have",
     "E1050": "a pydantic model is built with a constant its Field constraints refuse",
     "E1051": "a pydantic model is built with a keyword its constructor does not accept",
     "E1052": "a pydantic model is built without a required field",
@@ -54,7 +55,6 @@ CODES: Final[dict[str, str]] = {
     "E1060": "a function with loops stays Python: a statement typed loops do not compile",
     "E1061": "a typed loop's int is not proven to fit 64 bits: the function stays Python",
     "E1062": "a typed loop's local has a Python type that depends on the path taken",
-    "E1071": "a function called with more signatures than it keeps specializations for",
     # E19xx: plugins
     "E1900": "a plugin hook raised",
     "E1901": "two enabled plugins claim one module",
@@ -102,6 +102,8 @@ CODES: Final[dict[str, str]] = {
     "E3008": "a backend's build file differs from the hash recorded when it was built",
     "E3009": "`ppy build -o` names a place holding what ppy did not make",
     "E3010": "a cache folder others may write into is made private, or refused",
+    "E3009": "`ppy build -o` names a place holding what ppy did not make",
+    "E3010": "a cache folder others may write into is made private, or refused",
     # E3025-E3029: exported JAX functions at run time (ppy-jax)
     "E3025": "a stored XLA executable was compiled for another jaxlib or CPU: the export runs",
     "E3026": "an exported JAX function's artifact is missing or unreadable: jit runs",
@@ -122,7 +124,7 @@ CODES: Final[dict[str, str]] = {
 CHECK_ONLY: Final[frozenset[str]] = (
     frozenset(("E1003", "E1004", "E1005", "E1006", "E1007", "E1009"))
     | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
-    | {"E1020", "E1021", "E1022", "E1023", "E1024"}  # what raises at run time (check.runtime)
+    | {"E1020", "E1021", "E1022", "E1023", "E1024", "E1025"}  # what raises at run time (check.runtime)
 )
 
 

@@ -444,3 +444,90 @@ def test_a_forked_check_finds_what_checking_here_finds(
     assert wait.__name__ == "wait"  # (the forked path: `here` is the in-process one)
     assert sorted(map(str, wait())) == sorted(map(str, here))
     assert len(here) == 18
+
+
+def test_attributes_an_instance_of_a_project_class_cannot_have(tmp_path: Path) -> None:
+    _assert_marked(
+        tmp_path,
+        {
+            "shapes.py": """
+            import functools
+
+            class Shape:
+                sides = 0
+
+                def __init__(self, name):
+                    self.name = name
+
+                def describe(self):
+                    return self.name, self.sides, self.area(), self.colour
+
+                def area(self):
+                    return self.nmae  # expect: E1025
+
+                def guarded(self):
+                    if hasattr(self, "cached"):
+                        return self.cached
+                    try:
+                        return self.maybe
+                    except AttributeError:
+                        return None
+
+            class Square(Shape):
+                sides = 4
+                def area(self):
+                    return self.side ** 2 + self.extra  # expect: E1025
+
+                @functools.cached_property
+                def side(self):
+                    return 1
+
+            class Mixin:
+                def both(self):
+                    return self.from_sibling  # another base of the same subclass sets it
+
+            class Sibling:
+                def __init__(self):
+                    self.from_sibling = 1
+
+            class Joined(Mixin, Sibling):
+                pass
+
+            class Lazy:
+                def __getattr__(self, name):
+                    return name
+                def use(self):
+                    return self.anything
+
+            class Failure(Exception):
+                def text(self):
+                    return self.args, self.with_traceback, self.nope  # expect: E1025
+
+            def paint(shape):
+                shape.colour = "red"  # written anywhere: it may be on any object
+            """,
+            "unknown.py": """
+            from somewhere_else_xyz import Base
+
+            class Child(Base):
+                def use(self):
+                    return self.from_base
+            """,
+        },
+    )
+
+
+def test_a_computed_setattr_leaves_instance_attributes_unjudged(tmp_path: Path) -> None:
+    _assert_marked(
+        tmp_path,
+        {
+            "m.py": """
+            class Config:
+                def __init__(self, **options):
+                    for key, value in options.items():
+                        setattr(self, key, value)
+                def verbose(self):
+                    return self.verbosity
+            """,
+        },
+    )

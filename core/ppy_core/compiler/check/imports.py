@@ -97,7 +97,7 @@ def attribute_findings(
     modules = _module_names(file, finder)
     if not modules:
         return
-    tested = _hasattr_names(file.nodes)
+    tested = hasattr_names(file.nodes)
     for node, scope, _ in binder.loads:
         if node.id not in modules or binder.lookup(node.id, scope) is not binder.module:
             continue
@@ -170,7 +170,7 @@ def _module_names(file: ModuleFile, finder: Finder) -> dict[str, ModuleInfo]:
     return found
 
 
-def _hasattr_names(nodes: list[ast.AST]) -> set[str]:
+def hasattr_names(nodes: list[ast.AST]) -> set[str]:
     return {
         node.args[1].value
         for node in nodes
@@ -190,4 +190,11 @@ def link_parents(nodes: list[ast.AST]) -> None:
             child._ppy_parent = node  # type: ignore[attr-defined]
 
 
-__all__ = ["Finding", "ModuleFile", "attribute_findings", "import_findings", "link_parents"]
+__all__ = [
+    "Finding",
+    "ModuleFile",
+    "attribute_findings",
+    "hasattr_names",
+    "import_findings",
+    "link_parents",
+]

@@ -67,6 +67,7 @@ class Project:
         self.exception_based: set[int] = set()
         self.subclasses: dict[int, list[Key]] = {}
         self.memo: dict[int, object] = {}  # the checks' own per-node answers
+        self.names_memo: dict[tuple[str, int], set[str] | None] = {}  # per class
         for module, file in files.items():
             for stmt in file.tree.body:
                 if isinstance(stmt, ast.ClassDef):

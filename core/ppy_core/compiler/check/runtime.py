@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ppy_core.compiler.check import parse
+from ppy_core.compiler.check.attributes import attribute_findings as instance_findings
+from ppy_core.compiler.check.attributes import dynamic
 from ppy_core.compiler.check.calls import call_findings
 from ppy_core.compiler.check.finder import (
     MISSING,
@@ -35,6 +37,7 @@ from ppy_core.compiler.check.imports import (
     Finding,
     ModuleFile,
     attribute_findings,
+    hasattr_names,
     import_findings,
     link_parents,
 )
@@ -131,9 +134,14 @@ def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic]
             binders[file.name] = binder
     project = Project({f.name: f for _, f, _, _ in every if f.name in binders}, binders)
     written, extra = _written([f.nodes for _, f, _, _ in every])
+    # an attribute set under a computed name may be any name: no instance check then
+    tested = None if any(dynamic(f.nodes) for _, f, _, _ in every) else set()
+    for _, f, _, _ in every:
+        if tested is not None:
+            tested |= hasattr_names(f.nodes)
     out: list[Diagnostic] = []
     for path, file, binder, source in every:
-        found = list(_findings(file, binder, finder, project, written, extra))
+        found = list(_findings(file, binder, finder, project, written, extra, tested))
         ignored = _ignored(source)
         for f in found:
             line = getattr(f.node, "lineno", 0)
@@ -151,6 +159,7 @@ def _findings(
     project: Project,
     written: frozenset[str],
     extra: frozenset[str],
+    tested: set[str] | None,
 ) -> Iterator[Finding]:
     for undefined in binder.undefined(extra):
         yield Finding(
@@ -161,6 +170,8 @@ def _findings(
     yield from attribute_findings(file, finder, binder, written)
     if file.name in project.files and project.files[file.name] is file:
         yield from call_findings(project, file.name, written)
+        if tested is not None:
+            yield from instance_findings(project, file.name, written, tested)
 
 
 def _dunder_all(file: ModuleFile, binder: Binder, finder: Finder) -> Iterator[Finding]:
