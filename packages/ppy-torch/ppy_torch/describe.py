@@ -38,10 +38,14 @@ def describer(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
 
 
 def describe_module(module: Any) -> tuple[Any, ...]:
+    import torch
     import torch.nn.modules.module as mm
 
     hooked_globally = bool(mm._global_forward_hooks or mm._global_forward_pre_hooks)
-    return ("instance", "torch", KIND, _tree(module, hooked_globally))
+    # reading dtype/shape/device is not the program's: a `__torch_function__` mode
+    # the program set (counting, tracing) must not see it
+    with torch._C.DisableTorchFunction():
+        return ("instance", "torch", KIND, _tree(module, hooked_globally))
 
 
 def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:

@@ -17,6 +17,7 @@ module of another class.
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,6 +175,18 @@ class _MethodStager(_Stager):
         if owner.child(node.attr) is not None:
             raise _refuse(node, f"submodule `{ast.unparse(node)}` used as a value")
         raise _refuse(node, f"`{ast.unparse(node)}` is not a parameter, buffer or scalar")
+
+    def expr_BinOp(self, node: ast.BinOp) -> Arg:
+        """Arithmetic of constants (a module's scalars) is Python's, done once here:
+        eager computes `1.0 / self.n_embd` in Python too."""
+        lhs, rhs = self.expr(node.left), self.expr(node.right)
+        fold = _FOLD.get(type(node.op))
+        if fold is not None and _number(lhs) and _number(rhs):
+            try:
+                return Const(fold(lhs.value, rhs.value))  # type: ignore[union-attr]
+            except (ArithmeticError, ValueError) as exc:
+                raise _refuse(node, f"`{ast.unparse(node)}` raises {exc!r}") from None
+        return self.binop(node, lhs, rhs)
 
     def expr_Call(self, node: ast.Call) -> Arg:
         module = self.module_of(node.func)
@@ -355,6 +368,19 @@ class _MethodStager(_Stager):
             self.src.path,
             tuple(self.sources),
         )
+
+
+_FOLD = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
+def _number(arg: Arg) -> bool:
+    return isinstance(arg, Const) and type(arg.value) in (int, float)
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

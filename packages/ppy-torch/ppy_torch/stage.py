@@ -158,8 +158,10 @@ class _Stager:
         return self.aten(node, "neg", [operand], {})
 
     def expr_BinOp(self, node: ast.BinOp) -> Arg:
+        return self.binop(node, self.expr(node.left), self.expr(node.right))
+
+    def binop(self, node: ast.BinOp, lhs: Arg, rhs: Arg) -> Arg:
         op = type(node.op).__name__
-        lhs, rhs = self.expr(node.left), self.expr(node.right)
         if _is_int(lhs) and _is_int(rhs):
             if op not in _INT_OPS:
                 raise _refuse(node, f"integer operator {op} is not supported")

@@ -69,6 +69,11 @@ def test_no_grad_function_is_a_region_with_grad_off(tmp_path: Path) -> None:
     assert torch.equal(_bits(got), _bits(want))
     assert (got.requires_grad, got.grad_fn) == (want.requires_grad, want.grad_fn) == (False, None)
     assert torch.is_grad_enabled()  # the decorator restored grad mode, as in Python
+    # the function the program holds is torch's wrapper; it says the region is in use
+    assert fast.step.__ppy_region__ is True
+    assert fast.step.__wrapped__.__ppy_region__ is True
+    assert fast.step.__ppy_stats__()["fast"] == 1
+    assert plain.step.__ppy_region__ is False  # ppy.opt marks the uncompiled function
 
     got, want = fast.infer(x, w), plain.infer(x, w)
     assert ppy.stats()[f"nograd_region:{infer_record['id']}"]["fast"] == 1

@@ -1,0 +1,295 @@
+"""`nn.Module` forwards as ATen regions (issue 29): a model written the usual way —
+submodules called in `forward`, a `ModuleList` iterated, `F.layer_norm` of its own
+parameters — loaded unmodified with `ppy.load`, its `forward` specialized on the
+instance (`ppy_torch.describe`) and staged as one region (`ppy_torch.modules`).
+
+Every call is compared with the same model loaded as plain Python, bit for bit:
+outputs and every parameter's gradient, in eval and train mode, with and without
+grad; the fast path is asserted from `ppy.stats()`. Then one fallback per guard. The
+model is built twice in all (eval and train are two descriptions)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ppy
+
+pytestmark = pytest.mark.needs_cc
+
+SOURCE = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self, n, p):
+        super().__init__()
+        self.ln = nn.LayerNorm(n)
+        self.fc = nn.Linear(n, 2 * n)
+        self.act = nn.GELU(approximate="tanh")
+        self.proj = nn.Linear(2 * n, n)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        h = self.act(self.fc(self.ln(x)))
+        return x + self.drop(self.proj(h))
+
+
+class Net(nn.Module):
+    def __init__(self, vocab, n, layers, p=0.0):
+        super().__init__()
+        self.n_embd = n
+        self.wte = nn.Embedding(vocab, n)
+        self.blocks = nn.ModuleList([MLP(n, p) for _ in range(layers)])
+        self.weight = nn.Parameter(torch.ones(n))
+        self.bias = nn.Parameter(torch.zeros(n))
+        self.head = nn.Sequential(nn.Linear(n, n), nn.Tanh(), nn.Linear(n, vocab, bias=False))
+
+    def forward(self, idx):
+        x = self.wte(idx)
+        for block in self.blocks:
+            x = block(x)
+        x = F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+        return self.head(x) * (1.0 / self.n_embd)
+
+
+class Odd(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+        self.soft = nn.Softplus()
+
+    def forward(self, x):
+        return self.soft(self.fc(x)) + x
+"""
+
+VOCAB, N, LAYERS = 11, 8, 2
+
+
+@pytest.fixture(scope="module")
+def mods(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    root = tmp_path_factory.mktemp("modules")
+    (root / "pyproject.toml").write_text('[tool.ppy]\nbackends = ["aten"]\n')
+    path = root / "gptish.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    fast = ppy.load(path, "gptish")
+    spec = importlib.util.spec_from_file_location("gptish_plain", path)
+    assert spec is not None
+    assert spec.loader is not None
+    plain: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plain)
+    return fast, plain
+
+
+def _pair(mods: tuple[Any, Any], cls: str = "Net", *args: Any) -> tuple[Any, Any]:
+    fast, plain = mods
+    torch.manual_seed(0)
+    a = getattr(fast, cls)(*(args or (VOCAB, N, LAYERS)))
+    b = getattr(plain, cls)(*(args or (VOCAB, N, LAYERS)))
+    b.load_state_dict(a.state_dict())
+    return a, b
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def _fast_calls(cls: Any) -> int:
+    """Fast calls of the regions of `cls.forward`'s specializations (their sites' ids
+    end in the specialization's id)."""
+    state = cls.forward.__ppy_specializations__
+    assert state.qualname == f"{cls.__name__}.forward"
+    head = "specialized (s"
+    idents = {w[len(head) :][:8] for w in state.seen.values() if w.startswith(head)}
+    return sum(
+        v["fast"]
+        for k, v in ppy.stats().items()
+        if k.startswith("gptish:forward.") and k.rpartition("@")[2] in idents
+    )
+
+
+def _same(a: Any, b: Any, x: torch.Tensor, *, grad: bool) -> None:
+    with torch.set_grad_enabled(grad):
+        got, want = a(x), b(x)
+    assert torch.equal(_bits(got), _bits(want))
+    assert got.requires_grad == want.requires_grad == grad
+    if grad:
+        (got * got).sum().backward()
+        (want * want).sum().backward()
+        for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+            assert p.grad is not None, name
+            assert q.grad is not None, name
+            assert torch.equal(_bits(p.grad), _bits(q.grad)), name
+        a.zero_grad()
+        b.zero_grad()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    batch=st.integers(1, 3),
+    tokens=st.integers(1, 9),
+    train=st.booleans(),
+    grad=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_forward_is_one_region_bits_equal(
+    mods: tuple[Any, Any], batch: int, tokens: int, train: bool, grad: bool, seed: int
+) -> None:
+    a, b = _pair(mods)
+    a.train(train)
+    b.train(train)
+    idx = torch.randint(0, VOCAB, (batch, tokens), generator=torch.Generator().manual_seed(seed))
+    ppy.reset_stats()
+    _same(a, b, idx, grad=grad)
+    assert _fast_calls(type(a)) == 1  # the whole forward, blocks and head, one region
+
+
+def test_parameters_are_read_at_every_call(mods: tuple[Any, Any]) -> None:
+    """Optimizer steps and load_state_dict are seen: parameters are region inputs."""
+    a, b = _pair(mods)
+    a.eval()
+    b.eval()
+    idx = torch.randint(0, VOCAB, (2, 5))
+    opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
+    opt_b = torch.optim.SGD(b.parameters(), lr=0.1)
+    ppy.reset_stats()
+    for _ in range(2):
+        for model, opt in ((a, opt_a), (b, opt_b)):
+            opt.zero_grad()
+            model(idx).square().sum().backward()
+            opt.step()
+    _same(a, b, idx, grad=False)
+    torch.manual_seed(1)
+    fresh = {k: torch.randn_like(v) for k, v in a.state_dict().items()}
+    a.load_state_dict(fresh)
+    b.load_state_dict(fresh)
+    _same(a, b, idx, grad=True)
+    assert _fast_calls(type(a)) == 4
+
+
+def test_training_dropout_stays_python(mods: tuple[Any, Any]) -> None:
+    a, b = _pair(mods, "Net", VOCAB, N, LAYERS, 0.25)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    ppy.reset_stats()
+    torch.manual_seed(7)
+    got = a(idx)
+    torch.manual_seed(7)
+    want = b(idx)
+    assert torch.equal(_bits(got), _bits(want))  # the same dropout masks: torch's own
+    assert _fast_calls(type(a)) == 0
+    assert "Dropout in training mode" in _reason(a)
+
+
+def test_hooked_module_stays_python(mods: tuple[Any, Any]) -> None:
+    a, b = _pair(mods)
+    a.eval()
+    b.eval()
+    seen: list[int] = []
+    a.blocks[1].register_forward_hook(lambda *_: seen.append(1))
+    b.blocks[1].register_forward_hook(lambda *_: seen.append(2))
+    idx = torch.randint(0, VOCAB, (2, 5))
+    ppy.reset_stats()
+    _same(a, b, idx, grad=False)
+    assert seen == [1, 2]  # the hook ran, as torch's __call__ runs it
+    assert _fast_calls(type(a)) == 0
+    # Net's forward runs Python; each block's forward is its own region but the hooked one
+    assert _fast_calls(type(a.blocks[0])) == 1
+    assert "forward hook" in _reason(a)
+
+
+def test_function_mode_and_subclass_run_python(mods: tuple[Any, Any]) -> None:
+    """A `__torch_function__` mode or a tensor subclass: the region's guard runs Python."""
+    a, b = _pair(mods)
+    a.eval()
+    b.eval()
+    idx = torch.randint(0, VOCAB, (2, 5))
+
+    class Counting(torch.overrides.TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):
+            Counting.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    with torch.no_grad():
+        a(idx)  # the region is built and used before the checks below
+        ppy.reset_stats()
+        with Counting():
+            got = a(idx)
+        eager_calls, Counting.calls = Counting.calls, 0
+        with Counting():
+            want = b(idx)
+    assert torch.equal(_bits(got), _bits(want))
+    assert eager_calls == Counting.calls > 10  # the mode saw every call: Python ran
+    assert _fast_calls(type(a)) == 0
+
+    class Sub(torch.Tensor):
+        pass
+
+    with torch.no_grad():
+        got, want = a(idx.as_subclass(Sub)), b(idx.as_subclass(Sub))
+    assert torch.equal(_bits(got), _bits(want))
+    assert _fast_calls(type(a)) == 0
+
+
+def test_unknown_submodule_stays_python(mods: tuple[Any, Any]) -> None:
+    a, b = _pair(mods, "Odd", N)
+    x = torch.randn(3, N)
+    ppy.reset_stats()
+    _same(a, b, x, grad=True)
+    assert _fast_calls(type(a)) == 0
+    assert "Softplus" in _reason(a)
+    assert "not a curated module" in _reason(a)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit is deprecated
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_compiled_and_scripted_submodules_stay_python(mods: tuple[Any, Any]) -> None:
+    """Modules wrapped by torch.compile or torch.jit are not staged (nothing is run)."""
+    a, _ = _pair(mods)
+    a.blocks[0] = torch.compile(a.blocks[0])
+    assert "OptimizedModule" in _reason(a)
+    a, _ = _pair(mods)
+    a.head = torch.jit.script(a.head)
+    assert "not a curated module" in _reason(a)
+
+
+def _reason(model: Any) -> str:
+    """Why `model.forward` is not a region for this instance (what `ppy explain` keeps):
+    the plugin's answer for its description."""
+    from ppy_core.interface.plugin import FunctionContext, ModuleContext
+    from ppy_core.interface.specs import FallbackSpec
+    from ppy_torch.describe import describe_module
+    from ppy_torch.modules import method_spec
+
+    source = ast.parse(SOURCE)
+    cls = next(
+        s for s in source.body if isinstance(s, ast.ClassDef) and s.name == type(model).__name__
+    )
+    forward = next(s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward")
+    path = Path(model.forward.__ppy_specializations__.source)
+    module = ModuleContext(
+        str(path),
+        "gptish",
+        {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"},
+    )
+    ctx = FunctionContext(
+        node=forward,
+        module=module,
+        params={},
+        returns=None,
+        opt=2,
+        described={"self": describe_module(model)},
+    )
+    spec = method_spec(ctx)
+    assert isinstance(spec, FallbackSpec), spec
+    return spec.reason
