@@ -1,0 +1,55 @@
+"""`t -= v` with nothing to fuse stays NumPy's own in-place loop: a store site would
+go through a temporary (its target is one of its operands) and take about twice
+NumPy's time (measured with benchmarks/npbench.py's second suite, 2.1x at 1e5). A
+store with arithmetic to fuse (`t -= v * 2.0`) is still a site, with NumPy's bits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _npharness import Pair, compile_pair, counting
+
+pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
+
+SOURCE = """\
+import numpy as np
+
+
+def one(t: np.ndarray, v: np.ndarray) -> np.ndarray:
+    t -= v
+    return t
+
+
+def fused(t: np.ndarray, v: np.ndarray) -> np.ndarray:
+    t -= v * 2.0
+    return t
+"""
+
+
+@pytest.fixture(scope="module")
+def pair(project) -> Pair:
+    return compile_pair(project, "inplace_rule", SOURCE)
+
+
+def test_one_in_place_operation_stays_numpys(pair: Pair) -> None:
+    assert not pair.records("one")
+    remarks = [r["message"] for r in pair.manifest["remarks"] if r["function"] == "one"]
+    assert "one in-place operation stays the library's" in remarks
+    t, v = np.linspace(-1.0, 1.0, 1000), np.full(1000, 0.25)
+    got, want = pair.fast.one(t.copy(), v), pair.plain.one(t.copy(), v)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_an_in_place_store_with_arithmetic_is_a_site(pair: Pair) -> None:
+    (record,) = pair.records("fused")
+    assert record["unit"] is not None, record
+    assert record.get("store") == "name", record
+    t = np.linspace(-1.0, 1.0, 1000)
+    with counting(pair, "fused") as c:
+        got = pair.fast.fused(t.copy(), np.full(1000, 0.25))
+    assert got.tobytes() == pair.plain.fused(t.copy(), np.full(1000, 0.25)).tobytes()
+    assert c == {"fast": 1, "fallback": {}}, c
+    specials = np.array([np.nan, -0.0, 5e-324, np.inf] * 250)
+    with np.errstate(all="ignore"):
+        got, want = pair.fast.fused(t.copy(), specials), pair.plain.fused(t.copy(), specials)
+    assert got.tobytes() == want.tobytes()
