@@ -42,58 +42,77 @@ def describe_module(module: Any) -> tuple[Any, ...]:
     import torch.nn.modules.module as mm
 
     hooked_globally = bool(mm._global_forward_hooks or mm._global_forward_pre_hooks)
+    if not torch._C._is_torch_function_mode_enabled():
+        return ("instance", "torch", KIND, _tree(module, hooked_globally))
     # reading dtype/shape/device is not the program's: a `__torch_function__` mode
     # the program set (counting, tracing) must not see it
     with torch._C.DisableTorchFunction():
         return ("instance", "torch", KIND, _tree(module, hooked_globally))
 
 
-def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:
+#: str() of dtypes and devices, once each (this runs at every call of a method)
+_TEXT: dict[Any, str] = {}
+_CLASSES: dict[type, str] = {}
+
+
+def _text(value: Any) -> str:
+    found = _TEXT.get(value)
+    if found is None:
+        found = _TEXT[value] = str(value)
+    return found
+
+
+def _tensors(table: dict[str, Any]) -> tuple[tuple[Any, ...], ...]:
     import torch
 
-    cls = type(module)
-    hooked = hooked_globally or bool(module._forward_hooks or module._forward_pre_hooks)
     plain = (torch.Tensor, torch.nn.Parameter)
+    return tuple(
+        (name,)
+        if t is None
+        else (
+            name,
+            _text(t.dtype),
+            _text(t.device),
+            tuple(t.shape),
+            t.requires_grad,
+            type(t) in plain,
+        )
+        for name, t in table.items()
+    )
 
-    def tensors(table: dict[str, Any]) -> tuple[tuple[Any, ...], ...]:
-        out = []
-        for name, t in table.items():
-            if t is None:
-                out.append((name,))
-                continue
-            out.append(
-                (
-                    name,
-                    str(t.dtype),
-                    str(t.device),
-                    tuple(t.shape),
-                    bool(t.requires_grad),
-                    type(t) in plain,
-                )
-            )
-        return tuple(out)
 
+def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:
+    cls = type(module)
+    name = _CLASSES.get(cls)
+    if name is None:
+        name = _CLASSES[cls] = f"{cls.__module__}.{cls.__qualname__}"
+    own = module.__dict__
+    if "training" not in own or "_modules" not in own:  # a ScriptModule: its own attributes
+        return (name, bool(module.training), False, (), (), (), ())  # refused by class
     children = tuple(
-        (name, None if child is None else _tree(child, hooked_globally))
-        for name, child in module._modules.items()
+        (key, None if child is None else _tree(child, hooked_globally))
+        for key, child in own["_modules"].items()
     )
-    scalars = []
-    for name, value in module.__dict__.items():
-        if name.startswith("_") or name == "training":
-            continue
-        if type(value) in _SCALAR_TYPES or (
-            type(value) is tuple and all(type(v) is int for v in value)
-        ):
-            scalars.append((name, type(value).__name__, value))
+    scalars = tuple(
+        (key, type(value).__name__, value)
+        for key, value in own.items()
+        if (type(value) in _SCALAR_TYPES or (type(value) is tuple and _ints(value)))
+        and key[0] != "_"
+        and key != "training"
+    )
     return (
-        f"{cls.__module__}.{cls.__qualname__}",
-        bool(module.training),
-        hooked,
-        tensors(module._parameters),
-        tensors(module._buffers),
+        name,
+        own["training"],
+        hooked_globally or bool(own["_forward_hooks"] or own["_forward_pre_hooks"]),
+        _tensors(own["_parameters"]) if own["_parameters"] else (),
+        _tensors(own["_buffers"]) if own["_buffers"] else (),
         children,
-        tuple(scalars),
+        scalars,
     )
+
+
+def _ints(value: tuple[Any, ...]) -> bool:
+    return all(type(v) is int for v in value)
 
 
 __all__ = ["KIND", "describer", "describe_module"]

@@ -324,6 +324,9 @@ class _MethodStager(_Stager):
     def assign(self, target: ast.expr, value: Arg, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.mods.pop(target.id, None)
+            if isinstance(value, Const):  # `hs = self.n_embd // self.n_head`
+                self.env[target.id] = value  # type: ignore[assignment]
+                return
         super().assign(target, value, node)
 
     def statement(self, stmt: ast.stmt) -> None:
