@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -112,10 +113,14 @@ def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnost
         config = load_config(path)
         if strict is not None and strict != config.strict:
             config = dataclasses.replace(config, strict=strict)
-        quick = quick_key(path, read_bytes(path), config)
+        source = read_bytes(path)
+        quick = quick_key(path, source, config)
         cached = _cached(_entry(quick)) if quick is not None else None
         if cached is not None:
             return cached, True
+        if quick is not None and _nothing_to_type(path, source, config):
+            _publish_findings(_entry(quick), [])
+            return [], False
         key = module_key(path, config, typing_only=True)
     except Error as exc:
         return [exc.diagnostic], False
@@ -128,9 +133,27 @@ def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnost
     claims = frozenset(key.activation.claims)  # type: ignore[attr-defined]
     with stdlib.checking(claims, project_roots(path, config)):
         findings = _check(key)
+    _publish_findings(entry, findings)
+    return findings, False
+
+
+def _nothing_to_type(path: Path, source: bytes, config: Config) -> bool:
+    """A file no plugin claims an import of, with no annotation and no literal `None`
+    operand anywhere (`_typed`): typing it cannot report anything, so its plugins are
+    not even loaded (the key, `module_key`, is not computed)."""
+    from ppy_core.compiler.check.quick import claims_nothing
+
+    if not claims_nothing(path, source, config):
+        return False
+    try:
+        return not _typed(parse(source, str(path)))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _publish_findings(entry: Path | None, findings: list[Diagnostic]) -> None:
     if entry is not None:
         _publish(entry, json.dumps([_row(d) for d in findings]))
-    return findings, False
 
 
 def _roots(files: list[Path]) -> tuple[Path, ...]:
@@ -210,15 +233,15 @@ def _check(key: object) -> list[Diagnostic]:
     findings: list[Diagnostic] = []
     module_globals: dict[str, Type] = {}
     implicit = _implicit_globals(tree)
-    enclosing = _enclosing(tree)
+    typed = _typed(tree) if not activation.claims else None
+    enclosing = _enclosing(tree) if typed is None or typed else {}
     envs: dict[int, dict[str, Type]] = {}  # a function's names, for the functions it holds
     # with no plugin active nothing can report on an unannotated function's library
     # calls, and the core reports only what annotations contradict: such a function
     # is not typed at all (most of a cold check of an unannotated project)
-    plugin_free = not activation.claims and _untyped(tree)
     for node, owner in _functions(tree):
-        if plugin_free or (not activation.claims and node is not tree and _untyped(node)):
-            continue
+        if typed is not None and id(node) not in typed:
+            continue  # (the module body is typed when anything in the module is)
         typer = CheckTyper(
             oracle,
             imports,
@@ -269,7 +292,7 @@ def _ignored_lines(source: bytes) -> frozenset[int]:
     import io
     import tokenize
 
-    if b"type:" not in source and b"type :" not in source:
+    if re.search(rb"type\s*:\s*ignore", source) is None:
         return frozenset()  # (tokenizing costs more than the rest of a warm check)
     lines: set[int] = set()
     code_seen = False
@@ -299,13 +322,19 @@ def _on(finding: Diagnostic, path: Path, ignored: frozenset[int]) -> bool:
 
 
 def _enclosing(tree: ast.Module) -> dict[int, ast.AST]:
-    """id(nested function) -> the function it is defined in."""
+    """id(nested function) -> the (innermost) function it is defined in; one walk."""
     found: dict[int, ast.AST] = {}
-    for outer in ast.walk(tree):
-        if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
-            for inner in ast.walk(outer):
-                if inner is not outer and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
-                    found[id(inner)] = outer  # (walked outside in: the innermost wins)
+
+    def visit(node: ast.AST, outer: ast.AST | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                if outer is not None:
+                    found[id(child)] = outer
+                visit(child, child)
+            else:
+                visit(child, outer)
+
+    visit(tree, None)
     return found
 
 
@@ -326,26 +355,33 @@ def _functions(
                 stack.append((node, owner))
 
 
-def _untyped(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) -> bool:
-    """A function (or module) with no annotation anywhere in it, no literal `None`
-    operand: nothing it holds can be reported without a plugin. (A module with
-    only such functions needs no typing either: its names serve typed functions.)"""
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            args = inner.args
+def _typed(tree: ast.Module) -> set[int]:
+    """ids of the module (when anything in it is) and of the functions holding an
+    annotation, an annotated local or a literal `None` operand, themselves or in a
+    function nested in them: what can be reported without a plugin. One walk."""
+    found: set[int] = set()
+
+    def visit(node: ast.AST) -> bool:
+        typed = False
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-            if any(a is not None and a.annotation is not None for a in every):
-                return False
-            if not isinstance(inner, ast.Lambda) and inner.returns is not None:
-                return False
-        elif isinstance(inner, ast.AnnAssign) or (
-            isinstance(inner, ast.BinOp)
-            and any(
-                isinstance(o, ast.Constant) and o.value is None for o in (inner.left, inner.right)
+            typed = any(a is not None and a.annotation is not None for a in every)
+            typed = typed or getattr(node, "returns", None) is not None
+        elif isinstance(node, ast.AnnAssign):
+            typed = True
+        elif isinstance(node, ast.BinOp):
+            typed = any(
+                isinstance(o, ast.Constant) and o.value is None for o in (node.left, node.right)
             )
-        ):
-            return False
-    return True
+        for child in ast.iter_child_nodes(node):
+            typed = visit(child) or typed
+        if typed and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
+            found.add(id(node))
+        return typed
+
+    visit(tree)
+    return found
 
 
 def _is_static(node: ast.FunctionDef) -> bool:

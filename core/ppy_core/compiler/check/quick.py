@@ -35,20 +35,25 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
     from ppy_core.compiler.check import parse
     from ppy_core.project.scope import scan_module
 
-    try:
-        tree = parse(source, str(path))
-    except (SyntaxError, ValueError):
-        return None
-    scope = scan_module(tree, path)
-    own = {name.partition(".")[0] for name in scope.project_files}
-    imported = imported_modules(tree)
+    known = _facts(path, source)
+    if known is not None:
+        project_files, imported = known
+    else:
+        try:
+            tree = parse(source, str(path))
+        except (SyntaxError, ValueError):
+            return None
+        project_files = dict(scan_module(tree, path).project_files)
+        imported = imported_modules(tree)
+        _keep_facts(path, source, project_files, imported)
+    own = {name.partition(".")[0] for name in project_files}
     tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
     plugins = _plugins(tops, config) if tops - sys.stdlib_module_names else []
     if plugins is None:
         return None
     files = {
         name: hashlib.sha256(file.read_bytes()).hexdigest()
-        for name, file in sorted(scope.project_files.items())
+        for name, file in sorted(project_files.items())
         if file.is_file()
     }
     from ppy_core.compiler.check import project_roots
@@ -73,6 +78,57 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
         "plugins": plugins,
     }
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def claims_nothing(path: Path, source: bytes, config: Config) -> bool:
+    """Whether no enabled plugin claims a module the file imports (after `quick_key`:
+    what its tree says is kept, so this parses nothing)."""
+    known = _facts(path, source)
+    if known is None:
+        return False
+    project_files, imported = known
+    own = {name.partition(".")[0] for name in project_files}
+    tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own
+    return not (tops - sys.stdlib_module_names) or _plugins(tops, config) == []
+
+
+def _facts_entry(path: Path, source: bytes) -> Path | None:
+    """Where what a file's tree says for its key is kept: under its bytes, its path and
+    its folders' mtimes (a module created beside it may resolve an import)."""
+    from ppy_core.compiler.check import _entry
+
+    try:
+        stamps = [path.parent.stat().st_mtime_ns, path.parent.parent.stat().st_mtime_ns]
+    except OSError:
+        return None
+    digest = hashlib.sha256(source)
+    digest.update(f"{path}\0{stamps}\0{__version__}".encode())
+    return _entry(f"facts-{digest.hexdigest()[:32]}")
+
+
+def _facts(path: Path, source: bytes) -> tuple[dict[str, Path], frozenset[str]] | None:
+    """The project files a file imports and the modules it imports, as kept by
+    `_keep_facts` (a warm check then parses nothing)."""
+    entry = _facts_entry(path, source)
+    if entry is None or not entry.is_file():
+        return None
+    try:
+        document = json.loads(entry.read_text())
+        files = {name: Path(p) for name, p in document["files"].items()}
+        return files, frozenset(document["imported"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _keep_facts(
+    path: Path, source: bytes, files: dict[str, Path], imported: frozenset[str]
+) -> None:
+    from ppy_core.compiler.check import _publish
+
+    entry = _facts_entry(path, source)
+    if entry is not None:
+        document = {"files": {n: str(p) for n, p in files.items()}, "imported": sorted(imported)}
+        _publish(entry, json.dumps(document))
 
 
 def _plugins(tops: set[str], config: Config) -> list[list[str]] | None:
@@ -135,4 +191,4 @@ def _tree_id(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-__all__ = ["quick_key"]
+__all__ = ["claims_nothing", "quick_key"]
