@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from ppy_core.compiler.check.bindings import IMPLICIT, module_bindings, top_statements
@@ -20,22 +20,64 @@ from ppy_core.compiler.check.bindings import IMPLICIT, module_bindings, top_stat
 _EXTENSIONS = (".so", ".pyd")
 
 
-@dataclass(slots=True)
 class ModuleInfo:
-    """A found module: its file, whether it is a package, and the names it binds."""
+    """A found module: its file, whether it is a package, and the names it binds. Its
+    file is parsed when its names are first asked for: that a module exists needs
+    only its path (`import os` reads nothing)."""
 
-    name: str
-    path: Path
-    package: bool
-    tree: ast.Module
-    names: set[str] = field(default_factory=set)
-    #: whether the module may bind names its source does not show
-    open: bool = False
-    #: the stub folder or package folder its submodules are looked for in
-    folders: tuple[Path, ...] = ()
-    stub: bool = False
-    #: whether a stub's names were joined with its module's own source's
-    merged: bool = False
+    __slots__ = ("_names", "_open", "_read", "_tree", "folders", "merged", "name", "package",
+                 "path", "stub")  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        package: bool,
+        *,
+        read: Callable[[ModuleInfo], None] | None = None,
+        open: bool = False,
+        folders: tuple[Path, ...] = (),
+        stub: bool = False,
+    ) -> None:
+        self.name, self.path, self.package = name, path, package
+        self.folders, self.stub = folders, stub
+        #: whether a stub's names were joined with its module's own source's
+        self.merged = False
+        self._read = read
+        self._tree = ast.Module(body=[], type_ignores=[])
+        self._names: set[str] = set()
+        self._open = open
+
+    def _ensure(self) -> None:
+        if self._read is not None:
+            read, self._read = self._read, None
+            read(self)
+
+    @property
+    def tree(self) -> ast.Module:
+        self._ensure()
+        return self._tree
+
+    @property
+    def names(self) -> set[str]:
+        self._ensure()
+        return self._names
+
+    @names.setter
+    def names(self, value: set[str]) -> None:
+        self._ensure()
+        self._names = value
+
+    @property
+    def open(self) -> bool:
+        """Whether the module may bind names its source does not show."""
+        self._ensure()
+        return self._open
+
+    @open.setter
+    def open(self, value: bool) -> None:
+        self._ensure()
+        self._open = value
 
 
 MISSING = "missing"
@@ -110,8 +152,6 @@ class Finder:
         owner = self.module(parent)
         if not isinstance(owner, ModuleInfo):
             return owner  # a missing package's submodule is missing; unknown stays unknown
-        if owner.open and not owner.folders:
-            return None
         for folder in owner.folders:
             found = self._in_folder(folder, last, dotted, stub=owner.stub)
             if found is not None:
@@ -197,18 +237,25 @@ class Finder:
         self, dotted: str, path: Path, folders: tuple[Path, ...], *, stub: bool
     ) -> ModuleInfo:
         self.read.add(path)
-        try:
-            source = path.read_bytes()
-            tree = ast.parse(source, filename=str(path))
-        except (SyntaxError, ValueError, OSError):
-            return _unknown(dotted, path)
         package = bool(folders) or path.name.startswith("__init__.")
-        info = ModuleInfo(dotted, path, package, tree, folders=folders, stub=stub)
+        return ModuleInfo(dotted, path, package, read=self._parse, folders=folders, stub=stub)
+
+    def _parse(self, info: ModuleInfo) -> None:
+        """Read a module's names (the first time they are asked for)."""
+        from ppy_core.compiler.check import parse
+
+        try:
+            source = info.path.read_bytes()
+            tree = parse(source, str(info.path))  # (a checked file's: parsed already)
+        except (SyntaxError, ValueError, OSError):
+            info.open = True
+            return
+        info._tree = tree
         bound = module_bindings(tree, source)
         info.names = set(bound.names)
         info.open = bound.open
         for module, level in bound.star_imports:
-            target = resolve_relative(dotted, package, module, level)
+            target = resolve_relative(info.name, info.package, module, level)
             found = self.module(target) if target else None
             if isinstance(found, ModuleInfo) and found.stub and not found.merged:
                 found.merged = True
@@ -217,7 +264,6 @@ class Finder:
                 info.open = True
                 continue
             info.names |= exported(found)
-        return info
 
 
 def exported(info: ModuleInfo) -> set[str]:
@@ -305,8 +351,7 @@ def _unknown(dotted: str, path: Path) -> ModuleInfo:
     """A module that exists but whose names nobody can list (a namespace package, a C
     extension without stubs): found, and open."""
     folders = (path,) if path.is_dir() else ()
-    return ModuleInfo(dotted, path, bool(folders), ast.Module(body=[], type_ignores=[]),
-                      open=True, folders=folders)  # fmt: skip
+    return ModuleInfo(dotted, path, bool(folders), open=True, folders=folders)
 
 
 __all__ = ["MISSING", "Finder", "ModuleInfo", "dunder_all", "exported", "resolve_relative"]
