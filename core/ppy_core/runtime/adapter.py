@@ -79,11 +79,14 @@ class RuntimeAdapter:
     #: evaluates the views where Python does (`compiler/frontend/views.py`)
     takes_views: ClassVar[bool] = False
 
-    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | tuple[Any, ...] | None:
         """Run time: how a call's signature describes an object of exactly class `cls`
         (`runtime.observed`): a function returning a hashable tuple of str, int and
-        bool; None when this adapter does not describe `cls` (the object is then its
-        class, and typed Unknown). An array is described as
+        bool, or that tuple itself where every object of `cls` is described alike
+        (a library's scalar type); None when this adapter does not describe `cls` (the
+        object is then its class, and typed Unknown). An
+        ``("instance", library, "module.Class", ...)`` is typed as the plugin's type of
+        that class (its `external_types`). An array is described as
         ``("array", library, class, element kind, rank, layout, writeable)``, element
         kinds as the IR's (``"f64"``, ``"i32"``, ``"i1"``) and layout ``"C"``, ``"F"``
         or ``"A"`` (any strides); the compiler types it as that library's tensor."""

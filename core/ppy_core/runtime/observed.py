@@ -96,6 +96,9 @@ def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
             found = adapter.adapter(library).describer(cls) if adapter.registered(library) else None
         except LookupError:
             found = None
+        if isinstance(found, tuple):  # every object of the class is described alike
+            _BY_CLASS.add(cls)
+            return lambda _value, token=found: token
         if found is not None:
             return found
     token = ("object", f"{getattr(cls, '__module__', '?')}.{cls.__qualname__}")

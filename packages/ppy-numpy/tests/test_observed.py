@@ -51,6 +51,13 @@ def many(a):
     return a * 3.0 + a * a
 
 
+def trmm_like(alpha, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1 :, i], B[i + 1 :, j])
+    B *= alpha
+
+
 def wrap(pos, offset, bound):
     return (pos + offset) % bound
 
@@ -404,3 +411,20 @@ def test_a_function_with_a_specialization_never_retires(pair: Pair) -> None:
         assert pair.fast.f(1.5, 2.5) == pair.plain.f(1.5, 2.5)
     assert not state.retired
     assert pair.fast.f.__code__ is not pair.fast.f.__wrapped__.__code__
+
+
+def test_a_numpy_scalar_argument_is_typed_as_the_plugin_types_it(pair: Pair) -> None:
+    """NPBench passes trmm's alpha as an np.float64: described by its class, typed as
+    an annotation `np.float64` would be, and the typed loops compile."""
+    import ppy
+
+    rng = np.random.default_rng(4)
+    A, B = rng.random((12, 12)), rng.random((12, 9))
+    before = ppy.stats()
+    fast_B, plain_B = B.copy(), B.copy()
+    pair.fast.trmm_like(np.float64(1.5), A, fast_B)
+    pair.plain.trmm_like(np.float64(1.5), A, plain_B)
+    assert fast_B.tobytes() == plain_B.tobytes()
+    assert _method_fast(before, "trmm_like") == 1
+    seen = explain(pair.fast.trmm_like)
+    assert seen[0].startswith("instance numpy numpy.float64, numpy f64[2-D, C]"), seen

@@ -191,13 +191,16 @@ class NumpyAdapter(RuntimeAdapter):
     #: views are taken in C from exact ndarrays (`_dispatch.c`'s take_leaves)
     takes_views: ClassVar[bool] = True
 
-    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-        """An exact `numpy.ndarray` by dtype, rank, layout and writeability; its
-        subclasses (`np.matrix`, masked arrays) and NumPy's scalars are not described
-        (they stay their class: the generic function answers for them)."""
+    def describer(self, cls: type) -> Callable[[Any], tuple[Any, ...]] | tuple[Any, ...] | None:
+        """An exact `numpy.ndarray` by dtype, rank, layout and writeability; a NumPy
+        scalar by its type (typed as the plugin types `np.float64`: a float the sites
+        guard as NumPy's); ndarray subclasses (`np.matrix`, masked arrays) are not
+        described (they stay their class: the generic function answers for them)."""
         import numpy
 
         if cls is not numpy.ndarray:
+            if issubclass(cls, numpy.generic) and cls.__module__ == "numpy":
+                return ("instance", "numpy", f"numpy.{cls.__name__}")
             return None
         kinds = _element_kinds(numpy)
 
