@@ -212,8 +212,12 @@ def test_module_attributes_that_do_not_exist(tmp_path: Path) -> None:
             "pkg/__init__.py": "",
             "pkg/sub.py": "value = 1\n",
             "pkg/lazy.py": "def __getattr__(name):\n    return name\n",
+            "pkg/made.py": "def _make():\n    g = globals()\n    g['add'] = len\n_make()\n",
             "use.py": """
             import os
+            import pkg.made
+            from pkg.made import add
+            pkg.made.add, add  # made at import time through globals() (as pyarrow.compute)
             import os.path
             import tty
             import pkg.sub as s

@@ -57,15 +57,15 @@ def module_bindings(tree: ast.Module, source: bytes | None = None) -> Bound:
 
 
 def writes_namespace(node: ast.AST) -> bool:
-    """Whether `node` may bind module names no statement shows: `globals()[k] = v`,
-    `globals().update(...)`, `vars()[...]`, `exec(...)`, `sys.modules[...] = m`,
-    `__path__` rebound or extended."""
+    """Whether `node` may bind module names no statement shows: any use of `globals()`,
+    `vars()[...] = v`, `exec(...)`, `sys.modules[...] = m`, `__path__` rebound or
+    extended."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id in ("exec", "execfile")
+        and node.func.id in ("exec", "execfile", "globals")
     ):
-        return True
+        return True  # (`g = globals(); g[name] = f`: pyarrow.compute makes its functions so)
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
         owner = node.value
         if _namespace_call(owner):
