@@ -287,17 +287,10 @@ class Specializations:
         self.namespace = namespace
         self.params = int(record.get("params", 0))
         # a specialization's sites count under the generic site at the same place
-        self.site_ids = {
-            (r["line"], r["col"]): r["id"]
-            for r in manifest.get("expr_sites", ())
-            if r.get("function") == self.qualname
-        }
+        mine = _sites_by_function(manifest).get(self.qualname, ())
+        self.site_ids = {(r["line"], r["col"]): r["id"] for r in mine}
         # the generic function's compiled sites (speculative: float64 arrays, floats)
-        compiled = [
-            r
-            for r in manifest.get("expr_sites", ())
-            if r.get("function") == self.qualname and r.get("unit")
-        ]
+        compiled = [r for r in mine if r.get("unit")]
         self.generic_sites = frozenset((r["line"], r["col"]) for r in compiled)
         self.generic_libraries = frozenset(str(r.get("library", "")) for r in compiled)
         self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
@@ -434,6 +427,22 @@ class Specializations:
         if entry is not None:
             return entry.path
         return build(self.source, self.qualname, signature)
+
+
+_BY_FUNCTION: dict[int, tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]] = {}
+
+
+def _sites_by_function(manifest: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A module manifest's expression sites grouped by function, once per manifest
+    (a module of many functions binds each dispatcher in constant time)."""
+    known = _BY_FUNCTION.get(id(manifest))
+    if known is not None and known[0] is manifest:
+        return known[1]
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for record in manifest.get("expr_sites", ()):
+        grouped.setdefault(str(record.get("function")), []).append(record)
+    _BY_FUNCTION[id(manifest)] = (manifest, grouped)
+    return grouped
 
 
 def load_specialization(entry: Path, state: Specializations) -> Callable[..., Any] | None:
