@@ -124,7 +124,7 @@ CODES: Final[dict[str, str]] = {
 CHECK_ONLY: Final[frozenset[str]] = (
     frozenset(("E1003", "E1004", "E1005", "E1006", "E1007", "E1009"))
     | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
-    | {"E1020", "E1021", "E1022", "E1023", "E1024", "E1025"}  # what raises at run time (check.runtime)
+    | {"E1020", "E1021", "E1022", "E1023", "E1024", "E1025"}  # raising at run time
 )
 
 
