@@ -3,7 +3,8 @@ which `self` attributes a method's signature describes.
 
 A function qualifies when one of its parameters is unannotated, its parameters are
 plain (no `*args`/`**kwargs`), no decorator but ppy's wraps it, and its body holds
-something that could compile (two operations, or a loop). A method of a class
+something that could compile (an operation or a loop: one `np.maximum(x, 0)` is a
+site once `x` is typed, as it is when annotated). A method of a class
 defined at module level qualifies the same way when it can run outside its class
 unchanged: no zero-argument `super()` or `__class__` (they need the class's cell),
 no private name (`self.__x` is mangled by the class), not a static or class method.
@@ -23,11 +24,11 @@ import ast
 
 from ppy_core.compiler.frontend.syntax import own_nodes
 
-MIN_OPERATIONS = 2
+MIN_OPERATIONS = 1
 
 
 def could_compile(func: ast.FunctionDef) -> bool:
-    """Two operations or a loop: a body a signature's types could make a site of."""
+    """An operation or a loop: a body a signature's types could make a site of."""
     operations = sum(
         isinstance(n, ast.BinOp | ast.UnaryOp | ast.Compare | ast.Call | ast.For | ast.While)
         for n in own_nodes(func)
