@@ -109,7 +109,7 @@ def _self_class(
                 or params[0].arg != name
                 or kinds & {"staticmethod", "classmethod"}
                 or cls not in project.files[module].tree.body
-                or _rebinds(project, node, name)
+                or name in s.stores
             ):
                 return None
             return module, cls  # type: ignore[return-value]
@@ -135,9 +135,8 @@ def _instance_class(
             return None
     elif not isinstance(node, ast.Module) or name not in project.defs(module):
         return None  # (`defs`: the module's names bound once, no `global` rebinding them)
-    stores, assigns = _stores(project, node)
-    value = assigns.get(name)
-    if stores.get(name) != 1 or not isinstance(value, ast.Call):
+    value = home.values.get(name)
+    if home.stores.get(name) != 1 or not isinstance(value, ast.Call):
         return None
     target = project.expr(module, value.func, home)
     if target is None or not isinstance(target[1], ast.ClassDef):
@@ -145,32 +144,6 @@ def _instance_class(
     if _construct(project, target[0], target[1], value, probe=True) is not None:
         return None  # a class whose construction is not known: no instance either
     return target[0], target[1]
-
-
-def _stores(
-    project: Project, function: Function | ast.Module
-) -> tuple[dict[str, int], dict[str, ast.expr]]:
-    """How many times each name is bound in `function` (or a module; nested scopes
-    included: a safe over-count), and the value of each `name = value` it holds."""
-    key = id(function)
-    if key not in project.memo:
-        counts: dict[str, int] = {}
-        values: dict[str, ast.expr] = {}
-        for n in ast.walk(function):
-            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                counts[n.id] = counts.get(n.id, 0) + 1
-            elif (
-                isinstance(n, ast.Assign)
-                and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name)
-            ):
-                values[n.targets[0].id] = n.value
-        project.memo[key] = (counts, values)
-    return project.memo[key]  # type: ignore[return-value]
-
-
-def _rebinds(project: Project, function: Function, name: str) -> bool:
-    return name in _stores(project, function)[0]
 
 
 def _construct(

@@ -36,6 +36,10 @@ class Scope:
     globals_: set[str] = field(default_factory=set)
     nonlocals: set[str] = field(default_factory=set)
     open: bool = False
+    #: how many statements bind each name here (parameters not counted), and the value
+    #: of each name's (last) `name = value`: an instance known by its one binding
+    stores: dict[str, int] = field(default_factory=dict)
+    values: dict[str, ast.expr] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -120,8 +124,16 @@ class Binder(ast.NodeVisitor):
         s = scope or self.scope
         if name in s.globals_:
             self.module.bound.add(name)
-        elif name not in s.nonlocals:
+            s = self.module
+        elif name in s.nonlocals:
+            ancestor = s.parent
+            while ancestor is not None:  # (the enclosing binding it rebinds: all unknown)
+                ancestor.stores[name] = ancestor.stores.get(name, 0) + 2
+                ancestor = ancestor.parent
+            return
+        else:
             s.bound.add(name)
+        s.stores[name] = s.stores.get(name, 0) + 1
 
     def _enter(self, node: ast.AST, kind: str) -> Scope:
         scope = Scope(node, kind, self.scope)
@@ -145,6 +157,12 @@ class Binder(ast.NodeVisitor):
             self.loads.append((node, self.scope, self.guard > 0))
         else:
             self.bind(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Name):
+            self.scope.values[target.id] = node.value
 
     def visit_Global(self, node: ast.Global) -> None:
         self.scope.globals_.update(node.names)
