@@ -404,7 +404,8 @@ class Specializations:
             )
             return self.generic
         if function is None:
-            self.seen[signature] = "generic: nothing more compiles"
+            why = _why_not(entry)  # a plugin's reason (an nn.Module forward: its guard)
+            self.seen[signature] = "generic: nothing more compiles" + (f" ({why})" if why else "")
             return self.generic
         self.seen[signature] = f"specialized ({ident})"
         return function
@@ -479,6 +480,21 @@ def load_specialization(entry: Path, state: Specializations) -> Callable[..., An
     function.__kwdefaults__ = generic.__kwdefaults__
     function.__dict__.update(generic.__dict__)
     return function  # type: ignore[no-any-return]
+
+
+def _why_not(entry: Path) -> str:
+    """The specialization's own remarks on why its function is no region, for explain."""
+    from ppy_core.runtime.artifact import read_manifest
+
+    try:
+        remarks = read_manifest(entry).get("remarks", ())
+    except Exception:
+        return ""
+    return "; ".join(
+        str(r["message"])
+        for r in remarks
+        if isinstance(r, dict) and str(r.get("message", "")).startswith("no region:")
+    )
 
 
 def _gains(manifest: dict[str, Any], state: Specializations) -> bool:

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ppy
+from ppy_core.runtime.observed import explain
 
 pytestmark = pytest.mark.needs_cc
 
@@ -187,6 +188,8 @@ def test_training_dropout_stays_python(mods: tuple[Any, Any]) -> None:
     assert torch.equal(_bits(got), _bits(want))  # the same dropout masks: torch's own
     assert _fast_calls(type(a)) == 0
     assert "Dropout in training mode" in _reason(a)
+    # what `ppy.specializations(Net.forward)` says of that signature: the same reason
+    assert any("Dropout in training mode" in line for line in explain(type(a).forward))
 
 
 def test_hooked_module_stays_python(mods: tuple[Any, Any]) -> None:
@@ -204,6 +207,7 @@ def test_hooked_module_stays_python(mods: tuple[Any, Any]) -> None:
     # Net's forward runs Python; each block's forward is its own region but the hooked one
     assert _fast_calls(type(a.blocks[0])) == 1
     assert "forward hook" in _reason(a)
+    assert any("forward hook" in line for line in explain(type(a).forward))
 
 
 def test_function_mode_and_subclass_run_python(mods: tuple[Any, Any]) -> None:
