@@ -41,7 +41,7 @@ CODES: Final[dict[str, str]] = {
     "E1007": "shape or dtype refinements that contradict each other",
     "E1009": "an assignment contradicts the variable's annotation",
     "E1010": "a pure function writes memory",
-    # E1020-E1029: what raises when its line runs, found without types (check.runtime)
+    # E1020-E1029: what raises when its line runs, found without types (check.raising)
     "E1020": "a name no scope defines (NameError when the line runs)",
     "E1021": "an import of a module that does not exist",
     "E1022": "an import of a name its module does not define",
@@ -55,6 +55,7 @@ CODES: Final[dict[str, str]] = {
     "E1060": "a function with loops stays Python: a statement typed loops do not compile",
     "E1061": "a typed loop's int is not proven to fit 64 bits: the function stays Python",
     "E1062": "a typed loop's local has a Python type that depends on the path taken",
+    "E1071": "a function called with more signatures than it keeps specializations for",
     # E19xx: plugins
     "E1900": "a plugin hook raised",
     "E1901": "two enabled plugins claim one module",
@@ -100,8 +101,6 @@ CODES: Final[dict[str, str]] = {
     "E3006": "a cache entry, lock or record owned by another user is refused",
     "E3007": "a manifest names a loader or adapter that is not a registered entry point",
     "E3008": "a backend's build file differs from the hash recorded when it was built",
-    "E3009": "`ppy build -o` names a place holding what ppy did not make",
-    "E3010": "a cache folder others may write into is made private, or refused",
     "E3009": "`ppy build -o` names a place holding what ppy did not make",
     "E3010": "a cache folder others may write into is made private, or refused",
     # E3025-E3029: exported JAX functions at run time (ppy-jax)

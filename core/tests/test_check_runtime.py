@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ppy_core.compiler.check import check_file, check_paths, runtime
-from ppy_core.compiler.check.runtime import runtime_findings
+from ppy_core.compiler.check import check_file, check_paths, raising
+from ppy_core.compiler.check.raising import runtime_findings
 
 EXPECT = re.compile(r"#\s*expect:\s*(E\d{4})")
 
@@ -405,7 +405,7 @@ def test_findings_come_from_the_cache_when_nothing_changed(
     def refuse(*args: object) -> None:
         raise AssertionError("checked again")
 
-    monkeypatch.setattr(runtime, "_check", refuse)
+    monkeypatch.setattr(raising, "_check", refuse)
     assert runtime_findings(paths, (tmp_path,)) == first
     time.sleep(0.01)
     paths[0].write_text("import os\nos.getcwd()\n")  # changed: checked again
@@ -442,9 +442,9 @@ def test_a_forked_check_finds_what_checking_here_finds(
     typing; its findings, sent back through a pipe, are the ones found in-process."""
     files = {f"m{i}.py": f"import os\nos.nope{i}\nx = missing{i}\n" for i in range(9)}
     paths = _project(tmp_path, files)
-    here, _ = runtime._check(paths, (tmp_path,))
-    monkeypatch.setattr(runtime, "FORK_FROM", 8)
-    wait = runtime.start(paths, (tmp_path,))
+    here, _ = raising._check(paths, (tmp_path,))
+    monkeypatch.setattr(raising, "FORK_FROM", 8)
+    wait = raising.start(paths, (tmp_path,))
     assert wait.__name__ == "wait"  # (the forked path: `here` is the in-process one)
     assert sorted(map(str, wait())) == sorted(map(str, here))
     assert len(here) == 18

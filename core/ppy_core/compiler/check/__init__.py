@@ -84,13 +84,13 @@ def parse(source: bytes, filename: str) -> ast.Module:
 
 def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
     """Check every source file under `paths`; `strict` overrides `[tool.ppy] strict`."""
-    from ppy_core.compiler.check import runtime
+    from ppy_core.compiler.check import raising
 
     start = time.perf_counter()
     report = CheckReport()
     files = list(source_files(paths))
     # what raises at run time, over all the files together (their calls cross modules)
-    run_time = runtime.start(files, _roots(files))
+    run_time = raising.start(files, _roots(files))
     for path in files:
         findings, hit = check_file(path, strict=strict)
         report.files += 1
