@@ -50,6 +50,14 @@ class Batch:
     def functions(self) -> list[tuple[int, str]]:
         return [(i, f"f{i}") for i in range(len(self.trees))]
 
+    def by_cost(self, name: str) -> bool:
+        """Whether the llvm backend's cost rule keeps the tree NumPy's (`_cost.py`,
+        E2109: a reduction over NumPy loop calls alone cannot beat NumPy)."""
+        records = self.pair.records(name)
+        return bool(records) and all(
+            any("[E2109]" in reason for reason in r["reasons"]) for r in records
+        )
+
 
 @pytest.fixture(scope="module")
 def batch(project, proven) -> Batch:
@@ -71,7 +79,8 @@ def test_every_tree_is_one_compiled_site(batch: Batch) -> None:
     bad = [
         (name, render(batch.trees[i]), [r["reasons"] for r in batch.pair.records(name)])
         for i, name in batch.functions()
-        if len(batch.pair.records(name)) != 1 or not batch.pair.compiled(name)
+        if (len(batch.pair.records(name)) != 1 or not batch.pair.compiled(name))
+        and not batch.by_cost(name)
     ]
     assert not bad, bad
 
@@ -91,6 +100,7 @@ def test_bitwise_on_random_and_special_inputs(batch: Batch) -> None:
                 want = call(plain_fn, args, all="ignore")
                 problem = outcome_difference(got, want)
                 refuse = expect_refusal(want.value, batch.kinds[i], args[0].size)
+                refuse = refuse or batch.by_cost(name)
                 if not problem and not refuse and counts["fast"] != 1:
                     problem = f"fast path did not run: {with_reasons(counts)}"
                 if problem:
@@ -139,7 +149,7 @@ def test_hypothesis_data(batch: Batch, data: st.DataObject) -> None:
         got = call(getattr(batch.pair.fast, name), args, all="ignore")
     want = call(getattr(batch.pair.plain, name), args, all="ignore")
     assert outcome_difference(got, want) is None, (render(batch.trees[i]), args)
-    if not expect_refusal(want.value, batch.kinds[i], arrays[0].size):
+    if not expect_refusal(want.value, batch.kinds[i], arrays[0].size) and not batch.by_cost(name):
         assert counts["fast"] == 1, with_reasons(counts)
 
 
