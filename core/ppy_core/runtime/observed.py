@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 LIMIT = 8  # specializations a function keeps
 ATTEMPTS = 4 * LIMIT  # signatures it compiles at most (most may gain nothing)
-RETIRE = 1000  # calls with scalars alone, none specialized, before it is the generic function
+#: calls answered by the generic function, none specialized, before the dispatcher is
+#: the generic function itself (a description per call, to gain nothing, costs 0.3 µs
+#: for scalars, 1-2 µs for arrays, 0.3 ms for an nn.Module's tree)
+RETIRE = 256
 SPECS = "specs"  # an artifact module's folder of carried specializations
 RECORDS = "observed"  # the cache root's folder of recorded signatures
 _MAX_RECORD_BYTES = 1 << 20
@@ -335,11 +338,17 @@ class Specializations:
             function = self.resolve(signature)
             if not self.attributes and all(type(v) in _BY_CLASS for v in values):
                 self.by_class[tuple(map(type, values))] = function
+        if function is self.generic:
+            self.countdown -= 1
+            if self.countdown == 0:
+                self.retire()
         return function(*args, **kwargs)
 
     def retire(self) -> None:
-        """Called only with scalars, `RETIRE` times, and never specialized: become the
-        generic function (its code, defaults and globals: the module's, the same)."""
+        """Answered by the generic function `RETIRE` times and never specialized: become
+        the generic function (its code, defaults and globals: the module's, the same).
+        Only speed is at stake: a later signature that would have specialized runs the
+        generic function, whose sites still guard every call."""
         if any(f is not self.generic for f in self.table.values()):
             return
         generic, dispatcher = self.generic, self.dispatcher

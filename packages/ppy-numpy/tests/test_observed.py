@@ -108,6 +108,7 @@ def _forget(function: Any) -> None:
     for table in (state.table, state.seen, state.by_typing, state.seen_typing):
         table.clear()
     state.warned = False
+    state.countdown = RETIRE
 
 
 @st.composite
@@ -389,7 +390,7 @@ def test_a_property_a_method_reads_runs_once_as_in_python(pair: Pair) -> None:
 
 def test_a_helper_called_with_scalars_alone_becomes_the_generic_function(pair: Pair) -> None:
     """NumPy code calls small helpers with ints in its loops (numpy-benchmarks'
-    local_maxima): after `RETIRE` such calls with nothing specialized, the dispatcher
+    local_maxima): after `RETIRE` calls with nothing specialized, the dispatcher
     runs the generic function's own code, for every holder of it alike."""
     helper, plain = pair.fast.wrap, pair.plain.wrap
     held = {"mode": helper}  # a reference taken before it retires
