@@ -214,8 +214,7 @@ class Builder:
             "function_sites": fn_records,
             "project_files": {k: str(v) for k, v in self.key.project_files.items()},
             "remarks": [
-                {"function": r.function, "line": r.line, "message": r.message}
-                for r in remarks
+                {"function": r.function, "line": r.line, "message": r.message} for r in remarks
             ],
             "diagnostics": [d.render() for d in self.diagnostics],
             "specializable": [

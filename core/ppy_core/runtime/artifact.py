@@ -92,9 +92,7 @@ def check_module(manifest: object) -> str:
     if not _strings(manifest.get("plugins", [])):
         return "its plugins are not names"
     components = manifest.get("components", {})
-    if not isinstance(components, dict) or not all(
-        isinstance(v, str) for v in components.values()
-    ):
+    if not isinstance(components, dict) or not all(isinstance(v, str) for v in components.values()):
         return "its components are not strings"
     for kind in ("function_sites", "expr_sites"):
         sites = manifest.get(kind)

@@ -192,11 +192,12 @@ class SiteFinder:
                 continue
             if isinstance(stmt, ast.FunctionDef):
                 contained(self, stmt, self.function)
-            elif isinstance(stmt, ast.ClassDef) and self.methods(stmt):
-                continue
             elif isinstance(stmt, ast.AsyncFunctionDef | ast.ClassDef):
                 kind = "async function" if isinstance(stmt, ast.AsyncFunctionDef) else "class"
+                # the class body runs as written; its plain methods are typed by their calls
                 self.remark(stmt.name, stmt, f"{kind} '{stmt.name}' stays Python")
+                if isinstance(stmt, ast.ClassDef):
+                    self.methods(stmt)
             elif self.default_opt >= 2:
                 contained(self, stmt, lambda s: self.module_statement(s, module_typer))
         return self.found
@@ -319,12 +320,11 @@ class SiteFinder:
             return
         self.found.specializable.append(Specializable(func.name, func, names))
 
-    def methods(self, cls: ast.ClassDef) -> bool:
+    def methods(self, cls: ast.ClassDef) -> None:
         """A module-level class's plain methods are typed by their calls (their `self`
-        attributes too); the class itself stays Python. False: nothing to mark."""
+        attributes too); the class itself stays Python."""
         if not self.libraries or self.default_opt < 2 or cls.decorator_list:
-            return False
-        marked = False
+            return
         for stmt in cls.body:
             if not isinstance(stmt, ast.FunctionDef) or stmt.decorator_list:
                 continue
@@ -335,8 +335,6 @@ class SiteFinder:
             qualname = f"{cls.name}.{stmt.name}"
             self.found.specializable.append(Specializable(qualname, stmt, names, attributes))
             self.remark(qualname, stmt, f"method '{qualname}' is typed by its calls")
-            marked = True
-        return marked
 
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
         rebound = parameter_counts(func)
