@@ -23,6 +23,13 @@ def one(t: np.ndarray, v: np.ndarray) -> np.ndarray:
 def fused(t: np.ndarray, v: np.ndarray) -> np.ndarray:
     t -= v * 2.0
     return t
+
+
+def trace(a: np.ndarray) -> np.ndarray:
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += np.tanh(a[i, i]) * 2.0
+    return a + s
 """
 
 
@@ -53,3 +60,15 @@ def test_an_in_place_store_with_arithmetic_is_a_site(pair: Pair) -> None:
     with np.errstate(all="ignore"):
         got, want = pair.fast.fused(t.copy(), specials), pair.plain.fused(t.copy(), specials)
     assert got.tobytes() == want.tobytes()
+
+
+def test_a_number_accumulated_in_place_is_no_store_site(pair: Pair) -> None:
+    """`s += np.tanh(a[i, i]) * 2.0` where `s = 0.0` (NPBench's go_fast): Python
+    rebinds a number; a store site there failed its target guard on every iteration
+    (1.33x NumPy's time). The value may still be a site; the answer is Python's."""
+    assert all(r.get("store") is None for r in pair.records("trace"))
+    a = np.linspace(-2.0, 2.0, 400).reshape(20, 20)
+    with counting(pair, "trace") as c:
+        got = pair.fast.trace(a)
+    assert got.tobytes() == pair.plain.trace(a).tobytes()
+    assert "guard: target" not in c["fallback"], c

@@ -452,9 +452,15 @@ class SiteFinder:
         # Unannotated leaves may be taken as the module's arrays: `speculate.py`
         speculation = self.speculator.body(body, typer, func) if self.speculator else None
         stores = candidates(body)  # assignments whose result may go into the target
+        numbers = _numbers(func) if func is not None else frozenset()
         for root in roots:
             store = stores.get(id(root))
             augmented = store is not None and store.form != ASSIGN  # `t OP= v`: `t OP v`
+            if augmented and getattr(store.obj, "id", None) in numbers:
+                # `s += np.tanh(a[i, i])` where `s = 0.0`: Python rebinds a number, no
+                # array is written (a store site's guard would refuse it on every call)
+                self.expression(function, root, typer, speculation, opts, None)
+                continue
             if augmented and isinstance(store.stmt.value, _LEAVES):
                 # `t -= v`: one in-place call, the library's; a site would go through a
                 # temporary (its target is an operand) and lose (NumPy: 2.1x at 1e5)
@@ -621,6 +627,20 @@ class SiteFinder:
                 for grandchild in children(child):
                     self.collect(function, grandchild, conv, opts)
                 leaves.append(child)
+
+
+def _numbers(func: ast.FunctionDef) -> frozenset[str]:
+    """Names the function binds to a number literal (`s = 0.0`): accumulators that
+    stay Python numbers (or NumPy scalars), never arrays a store site could write."""
+    return frozenset(
+        target.id
+        for node in own_nodes(func)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and type(node.value.value) in (int, float)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    )
 
 
 def _named(stmt: ast.stmt, qualname: str) -> ast.FunctionDef | None:
