@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ppy_core.runtime.finder import install
-from ppy_core.runtime.launch import launch, run_main
+from ppy_core.runtime.launch import exit_status, launch, run_main
 
 TYPE_CHECKING = False  # the run verbs import only what a cached start needs
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def run_module(name: str, argv: list[str]) -> int:
     spec = _main_spec(name)
     main = _main_module(spec)
     sys.argv[0] = spec.origin or name
-    return _exit_status(lambda: _exec_main(spec, main), {spec.origin or ""})
+    return exit_status(lambda: _exec_main(spec, main), {spec.origin or ""})
 
 
 def _main_spec(name: str) -> Any:
@@ -130,30 +130,6 @@ def _exec_main(spec: Any, main: Any) -> None:
 
         raise Error(f"{spec.name}: no code to run", code="E0004", hint="name a Python module")
     exec(code, main.__dict__)
-
-
-def _exit_status(body: Any, sources: set[str]) -> int:
-    """Exit status as Python's: 0, SystemExit's code, or 1 after printing the traceback."""
-    try:
-        body()
-    except SystemExit as exc:
-        code = exc.code
-        if code is None:
-            return 0
-        if isinstance(code, int):
-            return code
-        print(code, file=sys.stderr)
-        return 1
-    except BaseException as exc:
-        import traceback
-
-        from ppy_core.runtime.module import user_traceback
-
-        traceback.print_exception(type(exc), exc, user_traceback(exc, sources))
-        return 130 if isinstance(exc, KeyboardInterrupt) else 1
-    finally:
-        sys.stdout.flush()
-    return 0
 
 
 def _activate_packages(source: str, folder: str = "") -> None:

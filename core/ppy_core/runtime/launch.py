@@ -12,6 +12,7 @@ from ppy_core.runtime.module import run_as_main, user_traceback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -94,9 +95,15 @@ def inspect(root: Path) -> tuple[dict[str, Any], dict[str, str]]:
 def run_main(
     directory: Path, argv: list[str], sources: set[str], *, check: bool, source: str = ""
 ) -> int:
-    """Exit status as Python's: 0, SystemExit's code, or 1 after printing the traceback."""
+    """Run an artifact module as `__main__`; the exit status as Python's."""
+    return exit_status(lambda: run_as_main(directory, argv, check=check, source=source), sources)
+
+
+def exit_status(body: Callable[[], object], sources: set[str]) -> int:
+    """Run `body`; the exit status as Python's: 0, SystemExit's code, or 1 after
+    printing the traceback from the first frame in `sources` (130 for ^C)."""
     try:
-        run_as_main(directory, argv, check=check, source=source)
+        body()
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -115,4 +122,4 @@ def run_main(
     return 0
 
 
-__all__ = ["checked", "inspect", "launch", "run_main"]
+__all__ = ["checked", "exit_status", "inspect", "launch", "run_main"]
