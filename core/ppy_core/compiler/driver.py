@@ -442,6 +442,8 @@ class Builder:
         }
         if isinstance(fsite.spec.graph, FuncOp):  # core IR (typed loops): `ppy explain` shows it
             record["ir_final"] = print_ir(fsite.spec.graph)
+            # it writes its arrays: PPY_VERIFY runs its Python on copies of them
+            record["writes"] = "WriteMemory" in fsite.spec.effects
         backend = next((b for b in self.key.backends if b.name == fsite.spec.backend), None)
         if backend is None:
             record["reasons"].append(f"backend '{fsite.spec.backend}' is not enabled")

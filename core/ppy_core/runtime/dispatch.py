@@ -153,9 +153,10 @@ def install_stats_printer() -> None:
         atexit.register(lambda: print(format_stats(), file=sys.stderr))
 
 
-def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
+def wrap(site_id: str, site: Any, fallback: Callable[..., Any], *, writes: bool = False) -> Any:
     """The dispatcher as the program calls it: `site` itself unless PPY_VERIFY or
-    PPY_FALLBACK asks for checks around it."""
+    PPY_FALLBACK asks for checks around it. `writes`: a function site that writes its
+    arguments (under PPY_VERIFY its Python runs on copies of them)."""
     verify = os.environ.get("PPY_VERIFY") == "1"
     mode = os.environ.get("PPY_FALLBACK", "")
     if not verify and mode not in ("warn", "error"):
@@ -164,10 +165,13 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     from ppy_core.runtime.verify import check_store as _check_store
     from ppy_core.runtime.verify import recorded as _recorded
     from ppy_core.runtime.verify import reemit as _reemit
+    from ppy_core.runtime.verify import check_writes as _check_writes
     from ppy_core.runtime.verify import shadow_store as _shadow_store
+    from ppy_core.runtime.verify import shadow_writes as _shadow_writes
 
-    # a store site writes its target: its Python runs first, on a copy (`verify`)
-    stateful = verify and bool(getattr(site, "stateful", False))
+    # a store site writes its target, a writing function site its arguments: their
+    # Python runs first, on copies (`verify`)
+    stateful = verify and (writes or bool(getattr(site, "stateful", False)))
 
     warned: set[str] = set()
 
@@ -193,7 +197,12 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
     def checked(*args: Any, **kwargs: Any) -> Any:
         before = _counts(site)
         caught: list[Any] = []
-        shadow = _shadow_store(site, fallback, args, kwargs) if stateful else None
+        if not stateful:
+            shadow = None
+        elif writes:
+            shadow = _shadow_writes(fallback, args, kwargs)
+        else:
+            shadow = _shadow_store(site, fallback, args, kwargs)
         try:
             if verify:  # the IEEE-flags rule compares the warnings of both paths
                 result, caught = _recorded(site, args, kwargs, stateful)
@@ -204,6 +213,8 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any]) -> Any:
             raise
         if _counts(site)[1] != before[1]:
             fell_back(before[1], None)
+        elif stateful and writes:
+            _check_writes(site_id, shadow, args, result, caught)
         elif stateful:
             _check_store(site_id, shadow, args, result, caught)
         elif verify:  # no fallback counted: a fast call, or a site that counts nothing

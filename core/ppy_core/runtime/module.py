@@ -142,7 +142,8 @@ class Binder:
                 return function
             # PPY_VERIFY compares regions too, against what the site itself falls back to
             # (`__wrapped__`: an exported `@ppy.jax` function's is its jitted body)
-            return dispatch.wrap(site_id, site, getattr(site, "__wrapped__", function))
+            fallback = getattr(site, "__wrapped__", function)
+            return dispatch.wrap(site_id, site, fallback, writes=bool(record.get("writes")))
 
         return decorate
 

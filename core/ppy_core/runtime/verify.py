@@ -113,6 +113,34 @@ def shadow_store(
     return StoreShadow(target, _shadow(fallback, (target, *args[1:]), kwargs))
 
 
+def shadow_writes(
+    fallback: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> StoreShadow:
+    """Before a function site that writes its arguments (typed loops: `B[i, j] += ...`)
+    runs: its Python on deep copies of them (an object passed twice is copied once, so
+    it stays one object), so the writes happen once on each side, never twice."""
+    import copy
+
+    copied_args, copied_kwargs = copy.deepcopy((args, dict(kwargs)))
+    return StoreShadow(copied_args, _shadow(fallback, copied_args, copied_kwargs))
+
+
+def check_writes(
+    site_id: str,
+    shadow: StoreShadow,
+    args: tuple[Any, ...],
+    result: Any,
+    caught: list[warnings.WarningMessage],
+) -> None:
+    """After a fast call of a writing function site: its value, and every argument as
+    the call left it, against Python's run on the copies."""
+    problem = _judge(result, caught, shadow.value, shadow.caught, shadow.error, distinct=True)
+    for i, (got, want) in enumerate(zip(args, shadow.target, strict=True)):
+        if problem is None and (why := compare(got, want)):
+            problem = f"argument {i} after the call: {why}"
+    _verdict(site_id, problem)
+
+
 def check_store(
     site_id: str,
     shadow: StoreShadow | None,
@@ -154,13 +182,19 @@ def _judge(
     expected: Any,
     python_caught: list[warnings.WarningMessage],
     error: Exception | None,
+    distinct: bool = False,
 ) -> str | None:
-    """What differs between a fast call and Python's run of it (None: nothing)."""
+    """What differs between a fast call and Python's run of it (None: nothing).
+    `distinct`: compare which warnings, not how often (a loop's kernel reports each
+    once per call, as Python's default filter shows it; Python's run repeats it)."""
     if error is not None:
         return f"the fast path answered, Python raised {error!r}"
     problem = compare(result, expected)
-    if problem is None and _flags(caught) != _flags(python_caught):
-        problem = f"floating-point warnings {_flags(caught)} != Python's {_flags(python_caught)}"
+    got, want = _flags(caught), _flags(python_caught)
+    if distinct:
+        got, want = sorted(set(got)), sorted(set(want))
+    if problem is None and got != want:
+        problem = f"floating-point warnings {got} != Python's {want}"
     return problem
 
 
