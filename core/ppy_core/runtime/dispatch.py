@@ -163,9 +163,9 @@ def wrap(site_id: str, site: Any, fallback: Callable[..., Any], *, writes: bool 
         return site
     from ppy_core.runtime.verify import check as _check
     from ppy_core.runtime.verify import check_store as _check_store
+    from ppy_core.runtime.verify import check_writes as _check_writes
     from ppy_core.runtime.verify import recorded as _recorded
     from ppy_core.runtime.verify import reemit as _reemit
-    from ppy_core.runtime.verify import check_writes as _check_writes
     from ppy_core.runtime.verify import shadow_store as _shadow_store
     from ppy_core.runtime.verify import shadow_writes as _shadow_writes
 
