@@ -264,19 +264,20 @@ class Specializations:
         return build(self.source, self.qualname, signature)
 
 
-_BY_FUNCTION: dict[int, tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]] = {}
+#: the last manifest grouped (a module's dispatchers are made one after another while
+#: it runs; one entry holds no manifest of a module long gone)
+_GROUPED: list[tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]] = []
 
 
 def _sites_by_function(manifest: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """A module manifest's expression sites grouped by function, once per manifest
     (a module of many functions binds each dispatcher in constant time)."""
-    known = _BY_FUNCTION.get(id(manifest))
-    if known is not None and known[0] is manifest:
-        return known[1]
+    if _GROUPED and _GROUPED[0][0] is manifest:
+        return _GROUPED[0][1]
     grouped: dict[str, list[dict[str, Any]]] = {}
     for site in manifest.get("expr_sites", ()):
         grouped.setdefault(str(site.get("function")), []).append(site)
-    _BY_FUNCTION[id(manifest)] = (manifest, grouped)
+    _GROUPED[:] = [(manifest, grouped)]
     return grouped
 
 

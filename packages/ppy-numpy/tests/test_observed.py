@@ -363,10 +363,19 @@ def test_methods_whose_attributes_change_type_between_calls(pair: Pair) -> None:
     plain = pair.plain.Filter(np.eye(3, dtype=np.float32), 1.5)
     x32 = np.linspace(-1.0, 1.0, 9, dtype=np.float32).reshape(3, 3)
     cases = [x32, x32.astype(np.float64), x32.astype(np.int64), 2.5, [[1.0]]]
+    import ppy
+
     for P, x in [(x32, x32), (np.eye(3), cases[1]), (np.eye(3, dtype=np.int64), cases[2])]:
         fast.P, plain.P = P.copy(), P.copy()
+        before = ppy.stats()
         got, want = call(fast.blend, (x,)), call(plain.blend, (x,))
         assert outcome_difference(got, want) is None, outcome_difference(got, want)
+        if P.dtype == np.float64:  # float64 `self.P` beside float64 `x`: specialized, fast
+            assert _method_fast(before, "blend") == 1
+    # (float32 specializes too; its site refuses the float `_alpha_sq` beside float32
+    # arrays at run time, `guard: dtype`, and NumPy answers)
+    seen = [s for s in explain(pair.fast.Filter.blend) if "specialized" in s]
+    assert any("numpy f64[2-D, C], numpy f64[2-D, C], float" in s for s in seen), seen
     for P in (2.5, [[1.0]], None):  # an attribute that is no array: Python's answer
         fast.P, plain.P = P, P
         got, want = call(fast.blend, (x32,)), call(plain.blend, (x32,))
