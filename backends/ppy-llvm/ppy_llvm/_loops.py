@@ -15,8 +15,9 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
 * the return code: 0 returned, 1 IndexError, 2 ZeroDivisionError, 3 ValueError
   (math domain error), 4 ValueError (np.dot / @ of lengths that differ), 5 run
   the call as Python (returned on entry, before anything ran: an array updated in
-  place whose layout NumPy would not coalesce, `_loops_inplace`). Stores made
-  before an error stay made, as in Python.
+  place whose layout NumPy would not coalesce, `_loops_inplace`), 6 run the call
+  as Python, where only arrays the function made were written (`_loops_flip`).
+  Stores made before an error stay made, as in Python.
 * np.dot / @ call NumPy's own BLAS `ddot` through the library's global
   ``ppy_loops_blas_ddot``, which the loader sets (`_loops_blas`).
 
@@ -153,7 +154,7 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "inplace": any(op.name == "loops.inplace" for op in func.walk()),
             "numpy_scalars": any(
                 (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
-                or op.name in ("loops.dot", "loops.inplace")
+                or op.name in ("loops.dot", "loops.inplace", "loops.flip_update")
                 or op.attributes.get("fn") == "np_sqrt"
                 for op in func.walk()
             ),

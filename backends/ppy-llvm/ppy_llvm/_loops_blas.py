@@ -49,7 +49,8 @@ class BlasOps:
 
     def view_of(self, array: Any, view: str, bounds: Any) -> tuple[Any, list[tuple[Any, Any]]]:
         """(i8* of the view's first element, (length, byte stride) per slice axis):
-        its indices checked as NumPy does (negative ones wrap), its slices clamped."""
+        its indices checked as NumPy does (negative ones wrap), its slices clamped;
+        an "r" slice (`np.flip`) starts at its last element, its stride negated."""
         from ._loops_emit import INDEX_ERROR
 
         b_ = self.b
@@ -68,6 +69,10 @@ class BlasOps:
             hi = self._clamp(self.v(next(bounds)), n)
             length = b_.select(b_.icmp_signed(">", hi, lo), b_.sub(hi, lo), self.i64(0))
             offset = b_.add(offset, b_.mul(lo, stride))
+            if how == "r":  # np.flip of the slice: from its last element back
+                last = b_.select(b_.icmp_signed(">", length, self.i64(0)), length, self.i64(1))
+                offset = b_.add(offset, b_.mul(b_.sub(last, self.i64(1)), stride))
+                stride = b_.sub(self.i64(0), stride)
             axes.append((length, stride))
         return b_.gep(data, [offset]), axes
 

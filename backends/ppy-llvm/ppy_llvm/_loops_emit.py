@@ -15,6 +15,7 @@ from ppy_core.ir.dialects.loops import is_loops
 from ._errors import LlvmBackendError
 from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
+from ._loops_flip import FlipOps
 from ._loops_inplace import InplaceOps, entry_checks
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
@@ -23,7 +24,7 @@ from ._loops_spec import restored, speculation
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:

@@ -41,6 +41,7 @@ from ppy_core.compiler.frontend.loops_expr import (
     ir_type,
     subscript_chain,
 )
+from ppy_core.compiler.frontend.loops_flip import FlipViews
 from ppy_core.compiler.frontend.loops_locals import local_arrays
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 _OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
 
-class LoopsBuilder(LoopExpressions):
+class LoopsBuilder(FlipViews, LoopExpressions):
     """Builds one function's loops IR, or raises Refused."""
 
     def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
@@ -226,6 +227,8 @@ class LoopsBuilder(LoopExpressions):
         if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
             self._store(stmt.target, self.expr(stmt.value, assigned), stmt, assigned)
             return True
+        if isinstance(stmt, ast.AugAssign) and self.flip_update(stmt, assigned):
+            return True  # `y[:k] += alpha * np.flip(y[:k])` (loops_flip)
         if isinstance(stmt, ast.AugAssign) and self.is_view(stmt.target):
             self.inplace(stmt, assigned)
             return True

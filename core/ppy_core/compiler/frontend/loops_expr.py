@@ -90,6 +90,7 @@ class LoopExpressions:
     compared: dict[int, Typed]
     emit: Any
     region: Any
+    vector_view: Any
 
     def expr(self, node: ast.expr, assigned: set[str]) -> Typed:
         if isinstance(node, ast.Constant):
@@ -393,7 +394,7 @@ class LoopExpressions:
         for operand in operands:
             # Python checks an earlier view's indices before it evaluates this one's
             raising = not any("i" in v for v in views)
-            array, view, values = self._view(operand, assigned, raising=raising)
+            array, view, values = self.vector_view(operand, assigned, raising)  # np.flip too
             views.append(view)
             arrays.append(self.args[array.name])
             bounds.extend(values)

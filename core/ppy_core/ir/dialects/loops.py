@@ -181,8 +181,9 @@ class DotOp(_Scalar):
     views, as NumPy computes them (its BLAS `ddot` where NumPy calls it): an
     np.float64. Each view is an array operand indexed per axis as `views` says:
     "i" an index (one operand, bounds-checked as LoadOp), "s" a slice with step 1
-    (two operands, Python's start and stop, None already made 0 / the length);
-    exactly one "s" per view. Lengths that differ raise NumPy's ValueError."""
+    (two operands, Python's start and stop, None already made 0 / the length), "r"
+    such a slice reversed (`np.flip(a[lo:hi])`: a negative stride); exactly one
+    "s" or "r" per view. Lengths that differ raise NumPy's ValueError."""
 
     name: ClassVar[str] = "loops.dot"
     effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
@@ -199,7 +200,8 @@ class DotOp(_Scalar):
         want = 0
         for k, view in enumerate(self.attributes["views"]):
             rank = self.operands[k].type.rank
-            if view.count("s") != 1 or set(view) - {"i", "s"} or len(view) != rank:
+            slices = view.count("s") + view.count("r")
+            if slices != 1 or set(view) - {"i", "s", "r"} or len(view) != rank:
                 self.fail(f"view {view!r} of a rank-{rank} array")
             want += sum(1 if c == "i" else 2 for c in view)
         if want != len(self.operands) - 2:
@@ -228,6 +230,37 @@ class InplaceOp(Operation):
         want = sum(1 if c == "i" else 2 for c in view)
         if want != len(self.operands) - 2:
             self.fail(f"{len(self.operands) - 2} bounds for a view needing {want}")
+
+
+class FlipUpdateOp(Operation):
+    """`V op= s * np.flip(W)` (form "left"), `V op= np.flip(W) * s` ("right") or
+    `V op= np.flip(W)` ("none", `scale` unused) for float64 vector views V and W
+    (`views` as DotOp's, W's slice "r"), s a float64 scalar: NumPy's temporary
+    `s * np.flip(W)` made in full first (so W may be V itself: the update reads the
+    old values), then its in-place ufunc. Where NumPy's answer depends on what the
+    function does not model (lengths that differ or broadcast, two different NaNs
+    meeting in one operation) the call reruns as Python: the front end emits it
+    only in functions that write no array but those they make up front."""
+
+    name: ClassVar[str] = "loops.flip_update"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    target = operand(TensorType)
+    source = operand(TensorType)
+    scale = operand(ScalarType)
+    bounds = operand(ScalarType, variadic=True)
+    op = attribute(str, one_of=("add", "sub", "mul", "truediv"))
+    form = attribute(str, one_of=("left", "right", "none"))
+    views = attribute(tuple)
+
+    def verify_extra(self) -> None:
+        want = 0
+        for k, (view, flip) in enumerate(zip(self.attributes["views"], "sr", strict=True)):
+            rank = self.operands[k].type.rank
+            if view.count(flip) != 1 or set(view) - {"i", flip} or len(view) != rank:
+                self.fail(f"view {view!r} of a rank-{rank} array")
+            want += sum(1 if c == "i" else 2 for c in view)
+        if want != len(self.operands) - 3:
+            self.fail(f"{len(self.operands) - 3} bounds for views needing {want}")
 
 
 class StoreOp(Operation):
@@ -309,6 +342,7 @@ LOOPS: Final = Dialect(
         LoadOp,
         DotOp,
         InplaceOp,
+        FlipUpdateOp,
         StoreOp,
         ForOp,
         WhileOp,

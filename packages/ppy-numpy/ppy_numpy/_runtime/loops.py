@@ -31,6 +31,7 @@ import numpy as np
 from ppy_core.runtime.abi import load_library
 
 LAYOUT = 5  # the function's "run this call as Python" (it returns it before running)
+RERUN = 6  # "run it as Python": it wrote only the arrays the site made for it
 LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
@@ -179,6 +180,9 @@ class LoopsSite:
         code = (self.fn_c if contiguous else self.fn)(packed, out)
         if code == LAYOUT:  # returned on entry, before anything ran
             reason = "an array updated in place NumPy would not coalesce"
+            return self._python(reason, args, kwargs)
+        if code == RERUN:  # a case it does not model (two NaNs meeting, a broadcast)
+            reason = "an update by np.flip NumPy answers its own way (rerun)"
             return self._python(reason, args, kwargs)
         self.fast += 1
         value = self.answer(code, tuple(out), state, 4)
