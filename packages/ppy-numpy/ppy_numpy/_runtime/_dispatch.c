@@ -24,6 +24,9 @@
  *            view itself, from an exact ndarray only (take_leaves)
  * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
  * against np.geterr() -> result; anything else -> fallback(*args).
+ * A site whose guard failed on RETIRE_AFTER calls in a row is retired: its calls go
+ * straight to the fallback ("guard: retired"), and one in PROBE_EVERY tries the guard
+ * again, a pass restoring the fast path (site_vectorcall).
  * Operands: exact aligned float64 ndarrays. One flat loop when all are C-contiguous
  * of one shape (or, for maps, all F-contiguous: an F-ordered result, as NumPy's);
  * maps over other strides or broadcast shapes go row by row (_strided.h).
@@ -43,11 +46,19 @@
 
 enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_N };
 static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min"};
-enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_VIEW, R_N };
+enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_VIEW, R_RETIRED, R_N };
 static const char *reason_names[R_N] = {
     "guard: arity", "guard: type", "guard: dtype", "guard: layout", "guard: shape",
     "guard: 0-d",   "guard: empty", "guard: scalar", "fp-flags", "result: nan/zero", "guard: target",
-    "guard: view"};
+    "guard: view",  "guard: retired"};
+/* Retiring a site whose guard keeps failing (a loop calling it with scalars, say): its
+   compiled path is only the guard's cost there. Guard failures only: a call refused
+   after its kernel ran (fp-flags, a NaN result) depends on the values, not the types.
+   The periodic probe keeps a site whose arguments change kind able to win again; at one
+   call in 1024 it costs the retired site under 0.1% of what the guard cost it. */
+#define RETIRE_AFTER 64
+#define PROBE_EVERY 1024
+#define GUARD_REASON(r) ((r) != R_FPFLAGS && (r) != R_RESULT && (r) != R_RETIRED)
 #define MAXARGS 32
 #define GIL_RELEASE_MIN 8192
 /* float64 elements from which NumPy elides a temporary (NPY_MIN_ELIDE_BYTES, 256 KiB) */
@@ -85,6 +96,9 @@ typedef struct {
     unsigned long long splat_calls; /* strided calls run by the _splat entry */
     unsigned long long rows_calls;  /* of which the _rows_nan entry ran each task's rows at once */
     unsigned long long fast, fallbacks[R_N];
+    int last_reason; /* the reason of the last fallback, R_N for none */
+    int misses;      /* guard failures in a row (RETIRE_AFTER retires the site) */
+    int probe;       /* 0 live; retired: calls left until the guard is tried again */
 } SiteObject;
 
 static PyObject *np_geterr = NULL;
@@ -111,6 +125,7 @@ static int fallback_temporaries(SiteObject *s, PyObject *const *args, size_t nar
 
 static PyObject *fallback(SiteObject *s, int reason, PyObject *const *args, size_t nargsf, PyObject *kw) {
     s->fallbacks[reason]++;
+    s->last_reason = reason;
     PyObject *result;
     if (s->swaps && s->fresh && fallback_temporaries(s, args, nargsf, kw, &result)) return result;
     return PyObject_Vectorcall(s->fallback, args, nargsf, kw);
@@ -362,8 +377,7 @@ static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *co
 static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
                           PyObject *kw);
 
-static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
-    SiteObject *s = (SiteObject *)self;
+static PyObject *site_guarded(SiteObject *s, PyObject *const *args, size_t nargsf, PyObject *kw) {
     if (s->store) return store_vectorcall(s, args, nargsf, kw);
     if (kw != NULL || PyVectorcall_NARGS(nargsf) != s->nargs) return fallback(s, R_ARITY, args, nargsf, kw);
     PyObject *leaves[MAXARGS];
@@ -371,6 +385,23 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     if (r >= 0) return fallback(s, r, args, nargsf, kw);
     PyObject *result = site_run(s, leaves, args, nargsf, kw);
     release_leaves(s, leaves, s->nleaves);
+    return result;
+}
+
+/* The guarded call, unless the site is retired (see RETIRE_AFTER): a call whose guard
+   passes makes it live again, a guard failure counts towards retiring it, and a retired
+   one whose probe fails again waits another PROBE_EVERY calls. */
+static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw) {
+    SiteObject *s = (SiteObject *)self;
+    if (s->probe > 0 && --s->probe > 0) return fallback(s, R_RETIRED, args, nargsf, kw);
+    unsigned long long fast = s->fast;
+    s->last_reason = R_N;
+    PyObject *result = site_guarded(s, args, nargsf, kw);
+    if (s->fast == fast && s->last_reason < R_N && GUARD_REASON(s->last_reason)) {
+        if (++s->misses >= RETIRE_AFTER) s->misses = RETIRE_AFTER, s->probe = PROBE_EVERY;
+    } else {
+        s->misses = 0; /* the guard passed */
+    }
     return result;
 }
 
@@ -687,6 +718,7 @@ static PyObject *site_reset(SiteObject *s, PyObject *unused) {
     s->splat_calls = 0;
     s->rows_calls = 0;
     memset(s->fallbacks, 0, sizeof(s->fallbacks));
+    s->misses = s->probe = 0; /* counted afresh: retired again only by new failures */
     Py_RETURN_NONE;
 }
 
