@@ -46,7 +46,9 @@ def module_bindings(tree: ast.Module, source: bytes | None = None) -> Bound:
             found.open = True
     if source is not None and _DYNAMIC.search(source) is None:
         return found
-    for node in ast.walk(tree):
+    from ppy_core.compiler.check import flatten
+
+    for node in flatten(tree):  # (a checked file's walk, shared with every check)
         if isinstance(node, ast.Global):  # `global X` in a function binds a module's X
             found.names.update(node.names)
         elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):

@@ -226,7 +226,8 @@ class Finder:
         for init in ("__init__.pyi", "__init__.py"):
             if (package / init).is_file():
                 return self._load(dotted, package / init, (package,), stub=init.endswith("i"))
-        for suffix in (".pyi", ".py"):
+        # (a `.ppy` module wins over a `.py` one in its folder, as PPy imports them)
+        for suffix in (".pyi", ".py") if stub else (".pyi", ".ppy", ".py"):
             if (folder / f"{last}{suffix}").is_file():
                 return self._load(dotted, folder / f"{last}{suffix}", (), stub=suffix == ".pyi")
         if package.is_dir() or _extension(folder, last):
@@ -326,7 +327,11 @@ def resolve_relative(module: str, package: bool, target: str | None, level: int)
 
 
 def _holds(root: Path, name: str) -> bool:
-    return (root / f"{name}.py").is_file() or (root / name / "__init__.py").is_file()
+    return (
+        (root / f"{name}.py").is_file()
+        or (root / f"{name}.ppy").is_file()
+        or (root / name / "__init__.py").is_file()
+    )
 
 
 def _typeshed() -> Path | None:

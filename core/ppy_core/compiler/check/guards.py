@@ -35,7 +35,7 @@ def catches(kind: ast.expr | None, errors: frozenset[str]) -> bool:
 
 def guarded(node: ast.AST, errors: frozenset[str], handlers: bool = False) -> bool:
     """Whether a fallback guards `node` against `errors` (its parents are linked, as
-    `imports.link_parents` does): it is in the body of a `try` whose handlers catch
+    `check.flatten` does): it is in the body of a `try` whose handlers catch
     one of them, or, with `handlers`, in such a handler (`except ImportError: from
     fractions import gcd` runs only where the first import failed), or in a branch of
     a test of the version or platform."""

@@ -43,7 +43,9 @@ class ModuleFile:
 
     def __post_init__(self) -> None:
         if not self.nodes:
-            self.nodes = list(ast.walk(self.tree))
+            from ppy_core.compiler.check import flatten
+
+            self.nodes = flatten(self.tree)
 
 
 def import_findings(file: ModuleFile, finder: Finder) -> Iterator[Finding]:
@@ -183,18 +185,10 @@ def hasattr_names(nodes: list[ast.AST]) -> set[str]:
     }
 
 
-def link_parents(nodes: list[ast.AST]) -> None:
-    """Give every node a `_ppy_parent` (the attribute chains are walked upwards)."""
-    for node in nodes:
-        for child in ast.iter_child_nodes(node):
-            child._ppy_parent = node  # type: ignore[attr-defined]
-
-
 __all__ = [
     "Finding",
     "ModuleFile",
     "attribute_findings",
     "hasattr_names",
     "import_findings",
-    "link_parents",
 ]

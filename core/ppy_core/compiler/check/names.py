@@ -152,6 +152,28 @@ class Binder(ast.NodeVisitor):
             self.scope = saved
 
     # -- visitors ---------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> None:
+        """NodeVisitor's dispatch, its method found once per node class (its lookup by
+        name at every node, and `iter_fields`, cost as much as the binding itself)."""
+        cls = node.__class__
+        handler = _HANDLERS.get(cls)
+        if handler is None:
+            handler = getattr(Binder, f"visit_{cls.__name__}", Binder.generic_visit)
+            if handler is ast.NodeVisitor.visit_Constant:
+                handler = _leaf  # (a constant holds no names; that method is for 3.7's)
+            _HANDLERS[cls] = handler
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        self.visit(child)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self.loads.append((node, self.scope, self.guard > 0))
@@ -307,6 +329,14 @@ class Binder(ast.NodeVisitor):
         self.generic_visit(node)
         if node.rest:
             self.bind(node.rest)
+
+
+def _leaf(_: Binder, __: ast.AST) -> None:
+    return None
+
+
+#: node class -> the Binder method that visits it
+_HANDLERS: dict[type, Callable[[Binder, ast.AST], None]] = {}
 
 
 __all__ = ["BUILTINS", "Binder", "Scope", "Undefined"]

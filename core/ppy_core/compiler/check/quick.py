@@ -13,6 +13,7 @@ activate one gets no quick key and is keyed by `module_key`.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
@@ -32,7 +33,7 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
     plugins can tell (a syntax error, an enabled third-party plugin)."""
     from ppy_core.cache.keys import imported_modules
     from ppy_core.cache.module_key import options_of
-    from ppy_core.compiler.check import parse
+    from ppy_core.compiler.check import flatten, parse
     from ppy_core.project.scope import scan_module
 
     known = _facts(path, source)
@@ -44,7 +45,9 @@ def quick_key(path: Path, source: bytes, config: Config) -> str | None:
         except (SyntaxError, ValueError):
             return None
         project_files = dict(scan_module(tree, path).project_files)
-        imported = imported_modules(tree)
+        # (of the import statements only, found in the walk the checks share)
+        statements = [n for n in flatten(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+        imported = imported_modules(ast.Module(body=statements, type_ignores=[]))
         _keep_facts(path, source, project_files, imported)
     own = {name.partition(".")[0] for name in project_files}
     tops = {m.partition(".")[0] for m in imported} - _NOT_LIBRARIES - own

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ppy_core.compiler.check import parse
+from ppy_core.compiler.check import flatten, parse
 from ppy_core.compiler.check.attributes import attribute_findings as instance_findings
 from ppy_core.compiler.check.attributes import dynamic
 from ppy_core.compiler.check.calls import call_findings
@@ -39,18 +39,20 @@ from ppy_core.compiler.check.imports import (
     attribute_findings,
     hasattr_names,
     import_findings,
-    link_parents,
 )
 from ppy_core.compiler.check.names import Binder
 from ppy_core.compiler.check.project import Project
 from ppy_core.diagnostics import Diagnostic, Location
 
-FORMAT = 1  # of a cached entry; bump when the rules change
+FORMAT = 2  # of a cached entry; bump when the rules change
+#: the files this pass reads: Python, and PPy's own modules (Python syntax, imported
+#: beside `.py` ones)
+SUFFIXES = (".py", ".ppy")
 
 
 def runtime_findings(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> list[Diagnostic]:
-    """The findings over `paths` (each a `.py` file), from the cache when unchanged."""
-    files = [p for p in paths if p.suffix == ".py"]
+    """The findings over `paths` (`.py` and `.ppy` files), from the cache when unchanged."""
+    files = [p for p in paths if p.suffix in SUFFIXES]
     key = _key(files)
     cached = _load(key)
     if cached is not None:
@@ -69,11 +71,12 @@ def start(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> Callable[[], l
     Cached, they are there at once; else, for a project of some size, a forked process
     runs them while the caller types its files (the machine's second core), sending
     its findings back pickled through a pipe (it computes them itself if that fails)."""
-    files = [p for p in paths if p.suffix == ".py"]
+    files = [p for p in paths if p.suffix in SUFFIXES]
     key = _key(files)
     cached = _load(key)
     if cached is not None:
         return lambda: cached
+    _parse_all(paths)  # (before the fork: both processes read these trees)
 
     def here() -> list[Diagnostic]:
         findings, read = _check(files, roots)
@@ -107,6 +110,16 @@ def start(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> Callable[[], l
     return wait
 
 
+def _parse_all(paths: Sequence[Path]) -> None:
+    """Each file parsed and walked once (`parse` keeps its tree under its bytes), for
+    this pass and the per-file one; a warm check, its findings cached, parses none."""
+    for path in paths:
+        try:
+            flatten(parse(path.read_bytes(), str(path)))
+        except (OSError, SyntaxError, ValueError):
+            continue  # (each pass reports it in its own way)
+
+
 def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic], set[Path]]:
     parsed: list[tuple[Path, ModuleFile, bytes]] = []
     homes: list[Path] = []
@@ -117,8 +130,7 @@ def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic]
         except (OSError, SyntaxError, ValueError):
             continue  # (the per-file check reports the syntax error)
         name, package, home = module_name(path)
-        file = ModuleFile(tree, name, package)
-        link_parents(file.nodes)
+        file = ModuleFile(tree, name, package, flatten(tree))
         parsed.append((path, file, source))
         homes.append(home)
     finder = Finder(tuple(dict.fromkeys([*roots, *homes])))
