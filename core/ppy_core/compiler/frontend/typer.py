@@ -342,9 +342,10 @@ def _constant(node: ast.expr) -> Any:
 
 
 def single_assignments(func: ast.FunctionDef | ast.Module) -> dict[str, ast.expr]:
-    """Names assigned exactly once, by a plain `name = value` at the top level of a
-    function (or module), and never otherwise bound (loops, augmented assignment,
-    with, del, walrus, a parameter of that name)."""
+    """Names assigned exactly once, by a plain `name = value` (or a chained
+    `a = b = value`: Python evaluates the value once and binds it to each name) at the
+    top level of a function (or module), and never otherwise bound (loops, augmented
+    assignment, with, del, walrus, a parameter of that name)."""
     counts: Counter[str] = Counter()
     for sub in ast.walk(func):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
@@ -353,13 +354,10 @@ def single_assignments(func: ast.FunctionDef | ast.Module) -> dict[str, ast.expr
             counts[sub.arg] += 1
     found: dict[str, ast.expr] = {}
     for stmt in func.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and counts[stmt.targets[0].id] == 1
-        ):
-            found[stmt.targets[0].id] = stmt.value
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            for target in stmt.targets:
+                if counts[target.id] == 1:  # type: ignore[attr-defined]
+                    found[target.id] = stmt.value  # type: ignore[attr-defined]
         elif (
             isinstance(stmt, ast.AnnAssign)
             and isinstance(stmt.target, ast.Name)
