@@ -120,7 +120,11 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if was:
+            # (frozen, then thawed into the oldest generation: enabled at once, the
+            # first allocation would scan everything the check made, in one pause)
+            gc.freeze()
             gc.enable()
+            gc.unfreeze()
 
 
 def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckReport:
