@@ -56,9 +56,10 @@ class BlasOps:
         b_ = self.b
         data, shape, strides = self.arrays[id(array)]
         offset, axes = self.i64(0), []
+        size = self.i64(4 if array.type.element.kind == "i32" else 8)  # contiguous: elements
         for axis, how in enumerate(view):
             n = shape[axis]
-            stride = b_.mul(strides[axis], self.i64(8)) if self.contiguous else strides[axis]
+            stride = b_.mul(strides[axis], size) if self.contiguous else strides[axis]
             if how == "i":
                 index = self.v(next(bounds))
                 i = b_.select(b_.icmp_signed("<", index, self.i64(0)), b_.add(index, n), index)

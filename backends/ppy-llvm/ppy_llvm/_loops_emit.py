@@ -17,6 +17,8 @@ from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
 from ._loops_flip import FlipOps
 from ._loops_inplace import InplaceOps, entry_checks
+from ._loops_outer import OuterOps
+from ._loops_outer import entry_checks as outer_entry_checks
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
 from ._loops_spec import restored, speculation
@@ -24,7 +26,7 @@ from ._loops_spec import restored, speculation
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, OuterOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:
@@ -91,6 +93,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps):
                     self.values[id(arg)] = raw if py == "int" else self.b.bitcast(raw, self.f64)
                 word += 1
         entry_checks(self)  # LAYOUT before anything runs: Python takes the call
+        outer_entry_checks(self)  # RERUN likewise: lengths NumPy would broadcast
         self.block(self.func.entry)
         if not self.b.block.is_terminated:
             self.finish(OK)

@@ -43,6 +43,7 @@ from ppy_core.compiler.frontend.loops_expr import (
 )
 from ppy_core.compiler.frontend.loops_flip import FlipViews
 from ppy_core.compiler.frontend.loops_locals import local_arrays
+from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
 from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
@@ -54,7 +55,7 @@ log = logging.getLogger(__name__)
 _OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
 
-class LoopsBuilder(FlipViews, LoopExpressions):
+class LoopsBuilder(FlipViews, OuterStatements, LoopExpressions):
     """Builds one function's loops IR, or raises Refused."""
 
     def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
@@ -123,7 +124,12 @@ class LoopsBuilder(FlipViews, LoopExpressions):
         ranks: dict[str, int] = {}
         inner = {id(n.value) for n in ast.walk(self.func) if isinstance(n, ast.Subscript)}
         for node in ast.walk(self.func):
-            if isinstance(node, ast.Subscript) and id(node) not in inner:
+            # `X[:]` says nothing of X's rank
+            if (
+                isinstance(node, ast.Subscript)
+                and id(node) not in inner
+                and not whole_subscript(node)
+            ):
                 base, levels = subscript_chain(node)  # `a[i][j]` indexes a twice
                 if not isinstance(base, ast.Name):
                     continue
@@ -221,6 +227,8 @@ class LoopsBuilder(FlipViews, LoopExpressions):
             for target, value in zip(stmt.targets[0].elts, values, strict=True):  # type: ignore[attr-defined]
                 self._store(target, value, stmt, assigned)
             return True
+        if isinstance(stmt, ast.Assign) and self.outer_update(stmt, assigned):
+            return True  # `X[:] = np.minimum(X, np.add.outer(u, v))` (loops_outer)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             self._store(stmt.targets[0], self.expr(stmt.value, assigned), stmt, assigned)
             return True

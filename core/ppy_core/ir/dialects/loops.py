@@ -263,6 +263,35 @@ class FlipUpdateOp(Operation):
             self.fail(f"{len(self.operands) - 3} bounds for views needing {want}")
 
 
+class OuterUpdateOp(Operation):
+    """`X[:] = np.minimum(X, np.add.outer(u, v))` (fn "minimum", or "maximum") for a
+    2-D int32/int64 array X and whole vector views u, v of X's dtype (`views` as
+    DotOp's, each slice whole: its bounds 0 and the dim): NumPy's temporaries in
+    full first (u and v as they were), integer addition wrapping. u's length must
+    be X's rows and v's its columns (else the call runs as Python, before anything)."""
+
+    name: ClassVar[str] = "loops.outer_update"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    target = operand(TensorType)
+    lhs = operand(TensorType)
+    rhs = operand(TensorType)
+    bounds = operand(ScalarType, variadic=True)
+    fn = attribute(str, one_of=("minimum", "maximum"))
+    views = attribute(tuple)
+
+    def verify_extra(self) -> None:
+        want = 0
+        for k, view in enumerate(self.attributes["views"]):
+            rank = self.operands[k + 1].type.rank
+            if view.count("s") != 1 or set(view) - {"i", "s"} or len(view) != rank:
+                self.fail(f"view {view!r} of a rank-{rank} array")
+            want += sum(1 if c == "i" else 2 for c in view)
+        if want != len(self.operands) - 3:
+            self.fail(f"{len(self.operands) - 3} bounds for views needing {want}")
+        if self.operands[0].type.rank != 2:
+            self.fail("the target is not a 2-D array")
+
+
 class StoreOp(Operation):
     """`a[i, j] = v`, bounds-checked as LoadOp; earlier stores stay visible."""
 
@@ -343,6 +372,7 @@ LOOPS: Final = Dialect(
         DotOp,
         InplaceOp,
         FlipUpdateOp,
+        OuterUpdateOp,
         StoreOp,
         ForOp,
         WhileOp,

@@ -181,8 +181,8 @@ class LoopsSite:
         if code == LAYOUT:  # returned on entry, before anything ran
             reason = "an array updated in place NumPy would not coalesce"
             return self._python(reason, args, kwargs)
-        if code == RERUN:  # a case it does not model (two NaNs meeting, a broadcast)
-            reason = "an update by np.flip NumPy answers its own way (rerun)"
+        if code == RERUN:  # a case it leaves to Python (two NaNs meeting, a broadcast)
+            reason = "a case NumPy answers its own way: two NaNs meeting, or a broadcast"
             return self._python(reason, args, kwargs)
         self.fast += 1
         value = self.answer(code, tuple(out), state, 4)
