@@ -145,6 +145,9 @@ class NumpyPlugin(Plugin):
         if ctx.callee == "numpy.ndarray.item" and _is_array(ctx.receiver):
             element = ctx.receiver.element  # type: ignore[union-attr]
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
+        reduced = dtypes.axis_reduction(ctx)  # `np.max(x, axis=-1, keepdims=True)`
+        if reduced is not None:
+            return CallAnswer(reduced)
         converge = self.tensor_operation(ctx)
         if converge is not None:
             return CallAnswer(converge.result, lowering=_intrinsic(ctx.callee))
@@ -181,7 +184,7 @@ class NumpyPlugin(Plugin):
             return self._in_place(ctx)
         operands = _with_constants(ctx.operands, ctx.constants)
         if not any(_is_array(t) for t in operands):
-            return _python_arithmetic(ctx.op, operands)
+            return None  # Python numbers: the core types them (its `arithmetic`)
         if ctx.op in T.LOGICAL_OPERATORS:
             logic = dtypes.logical_result(operands)
             op = T.LOGICAL_OPERATORS[ctx.op]
@@ -307,16 +310,6 @@ def _intrinsic(callee: str) -> IntrinsicSpec | None:
     if callee in T.SIGN_FUNCTIONS:
         return IntrinsicSpec(T.SIGN_FUNCTIONS[callee].removeprefix("tensor."))
     return None
-
-
-def _python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:
-    """The type of `-x`, `x * y`, ... of Python numbers (a site's leaf, e.g. `a * -s`)."""
-    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in operands]
-    if not kinds or any(k not in ("f64", "i64") for k in kinds):
-        return None
-    if op == "Div" or (op in T.PYTHON_ARITHMETIC and "f64" in kinds):
-        return F64
-    return I64 if op in T.PYTHON_ARITHMETIC else None
 
 
 def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None:

@@ -65,8 +65,6 @@ LOGICAL_FUNCTIONS: Final = {
     "numpy.logical_xor": "xor",
     "numpy.logical_not": "not",
 }
-#: operators of Python numbers whose result is an int for ints, a float for a float
-PYTHON_ARITHMETIC: Final = ("UAdd", "USub", "Add", "Sub", "Mult", "FloorDiv", "Mod")
 
 # `array ** constant`: NumPy's fast_scalar_power calls these ufuncs instead of power.
 POWER_FAST_PATHS: Final = {2: "square", 0.5: "sqrt", -1: "reciprocal"}

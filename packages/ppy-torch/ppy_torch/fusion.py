@@ -72,9 +72,6 @@ def _table() -> dict[str, tuple[str, int]]:
 #: every call that converges, with its arity (a method's receiver counts)
 CALLS: Final[Mapping[str, tuple[str, int]]] = MappingProxyType(_table())
 
-#: operators of Python numbers whose result is an int for ints, a float for a float
-_PYTHON_ARITHMETIC: Final = ("UAdd", "USub", "Add", "Sub", "Mult", "FloorDiv", "Mod")
-
 
 def is_tensor(t: Type) -> bool:
     """A torch tensor (of any dtype: the run-time guard checks float64)."""
@@ -120,7 +117,7 @@ def converge_operator(ctx: OperatorContext) -> Converge | Type | None:
     """The `operator` hook's answer for torch tensors (None: not ours)."""
     operands = _typed(ctx.operands, ctx.constants)
     if not any(map(is_tensor, operands)):
-        return python_arithmetic(ctx.op, operands)
+        return None  # Python numbers: the core types them (its `arithmetic`)
     constants = tuple(ctx.constants) + (NOT_CONSTANT,) * (len(operands) - len(ctx.constants))
     if _bool_literal(constants) or not all(map(_operand_ok, operands, constants)):
         return None
@@ -151,16 +148,6 @@ def converge_call(ctx: CallContext) -> Converge | None:
     return Converge(op, _result(operands))
 
 
-def python_arithmetic(op: str, operands: tuple[Type, ...]) -> Type | None:
-    """The type of `-s`, `s * 2` of Python numbers (a leaf of a torch site)."""
-    kinds = [t.kind if isinstance(t, ScalarType) else "" for t in operands]
-    if not kinds or any(k not in ("f64", "i64") for k in kinds):
-        return None
-    if op == "Div" or (op in _PYTHON_ARITHMETIC and "f64" in kinds):
-        return F64
-    return I64 if op in _PYTHON_ARITHMETIC else None
-
-
 __all__ = [
     "LIBRARY",
     "TENSOR",
@@ -169,6 +156,5 @@ __all__ = [
     "NUMBER_LEFT_OK",
     "converge_operator",
     "converge_call",
-    "python_arithmetic",
     "is_tensor",
 ]

@@ -29,6 +29,7 @@ from ppy_core.compiler.check.types import (
     union,
     without_none,
 )
+from ppy_core.compiler.frontend.arithmetic import python_arithmetic
 from ppy_core.compiler.frontend.typer import Typer, _constant
 from ppy_core.interface.plugin import NOT_CONSTANT, AttributeContext, CallContext, Converge
 from ppy_core.ir.types import (
@@ -179,7 +180,7 @@ class CheckTyper(Typer, Scopes):
         operand = self.expr(node.operand, conv)
         if isinstance(node.op, ast.Invert) and operand in (I64, I1):
             return I64
-        return UNKNOWN
+        return python_arithmetic(type(node.op).__name__, (operand,), bools=True) or UNKNOWN
 
     def _expr_BoolOp(self, node: ast.BoolOp, conv: Mapping[int, Converge]) -> Type:
         parts = [self.expr(v, conv) for v in node.values]
@@ -352,9 +353,10 @@ class CheckTyper(Typer, Scopes):
     def _expr_BinOp(self, node: ast.BinOp, conv: Mapping[int, Converge]) -> Type:
         left, right = self.expr(node.left, conv), self.expr(node.right, conv)
         op = type(node.op).__name__
+        found = python_arithmetic(op, (left, right), bools=True)  # bools, as ints
+        if found is not None:
+            return found
         numbers = {left, right} <= {F64, I64, I1}
-        if numbers and op in ("FloorDiv", "Mod"):
-            return F64 if F64 in (left, right) else I64  # Python's own rules
         if numbers and op == "Pow" and F64 in (left, right):
             return F64  # float ** x is a float (or raises); int ** int may be either
         if UNKNOWN in (left, right) or op not in _DUNDERS or (numbers and op == "Pow"):

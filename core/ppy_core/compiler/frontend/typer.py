@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_core.compiler.frontend.arithmetic import python_arithmetic
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.diagnostics import Location
 from ppy_core.interface.plugin import (
@@ -193,25 +194,17 @@ class Typer:
         return self.oracle.subscript(ctx) or UNKNOWN
 
     def _operator_type(self, node: ast.BinOp | ast.UnaryOp, conv: Mapping[int, Converge]) -> Type:
-        """An operator no site took: the plugins' answer, else Python's own scalar rules."""
+        """An operator no site took: Python's own rules on Python numbers (the core's,
+        whatever plugins are active), else the plugins' answer."""
         operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
-        ctx = self.operator_context(node, operands, conv)
+        ctx = self.operator_context(node, operands, conv)  # operands typed once
+        number = python_arithmetic(ctx.op, ctx.operands)
+        if number is not None:
+            return number
         reply = self.oracle.operator(ctx)
         if isinstance(reply, Type):
             return reply
-        if isinstance(reply, Converge):
-            return reply.result
-        kinds = list(ctx.operands)  # typed once: asking again doubles per level
-        if not all(k in (F64, I64) for k in kinds):
-            return UNKNOWN
-        op = type(node.op).__name__
-        if op in ("USub", "UAdd"):
-            return kinds[0]
-        if op == "Div":
-            return F64
-        if op in ("Add", "Sub", "Mult"):
-            return F64 if F64 in kinds else I64
-        return UNKNOWN
+        return reply.result if isinstance(reply, Converge) else UNKNOWN
 
     def _attribute(self, node: ast.Attribute, conv: Mapping[int, Converge]) -> Type:
         if isinstance(node.value, ast.Name) and self.observed:  # `self.P`, observed
