@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX, SWAPS_SUFFIX
+
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
 from ._kernel_map import elision_table, emit_map, nan_witness, rows_nt_min
@@ -17,13 +19,6 @@ ROWS_ARGS = (
     "ptr noalias %steps, ptr %loops"
 )
 MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
-#: the symbol suffix of a float64 map's entry reading row-broadcast operands as splats
-SPLAT: Final = "_splat"
-#: the symbol suffix of the entry running the _splat entry over a run of rows and
-#: returning whether it stored a NaN (`_kernel_map.nan_witness`; a void ``_rows`` before)
-ROWS: Final = "_rows_nan"
-#: the symbol suffix of the marker of a kernel with `_nan_order.swap_nodes`
-SWAPS: Final = "_swaps"
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
 
 
@@ -34,7 +29,7 @@ def emit_kernel(
     text = _emit_kernel(spec, name, lowerings, decls)
     table = elision_table(spec)
     if table:
-        text += "\n" + _swaps_marker(name + SWAPS, table)
+        text += "\n" + _swaps_marker(name + SWAPS_SUFFIX, table)
     if spec.fastmath:  # attribute groups #2/#3: no strictfp
         text = text.replace(" #1", " #3").replace(" #0 {", " #2 {")
     return text
@@ -47,7 +42,7 @@ def _emit_kernel(
         text = _map_function(spec, name, lowerings, decls, masked=False)
         if spec.dtype != "f64" or any(loop_name(n, spec) for n in spec.nodes):
             return text
-        splat = _map_function(spec, name + SPLAT, lowerings, decls, masked=True)
+        splat = _map_function(spec, name + SPLAT_SUFFIX, lowerings, decls, masked=True)
         return "\n".join((text, splat, _rows_function(spec, name)))
     ke = KernelEmit(spec, lowerings, Emitter(decls))
     ke.load_leaves()
@@ -141,7 +136,7 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         off = em.assign(f"mul i64 {r}, {ostep}")
         dest = em.assign(f"getelementptr i8, ptr %out, i64 {off}")
         em.emit(
-            f"call void @{name}{SPLAT}(ptr {args}, ptr {ext}, ptr {dest}, i64 0, "
+            f"call void @{name}{SPLAT_SUFFIX}(ptr {args}, ptr {ext}, ptr {dest}, i64 0, "
             f"i64 %len, ptr %loops) #1"
         )
         return []
@@ -152,7 +147,7 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         em.emit(f"ret i64 {em.assign(f'zext i1 {seen} to i64')}")
     else:
         em.emit(f"ret i64 {0 if witness == 'exact' else -1}")
-    return em.function(f"define i64 @{name}{ROWS}({ROWS_ARGS}) {_ATTRS}")
+    return em.function(f"define i64 @{name}{ROWS_SUFFIX}({ROWS_ARGS}) {_ATTRS}")
 
 
 def _stream_scalars(em: Emitter, slots: int, minimum: int) -> str:

@@ -1,4 +1,4 @@
-"""The `_splat` entry of float64 map kernels (`_kernels.SPLAT`, `_codegen`'s ABI).
+"""The `_splat` entry of float64 map kernels (`abi.SPLAT_SUFFIX`, `_codegen`'s ABI).
 
 It reads array j at index ``i & m_j`` (``m_j`` after the scalars): an operand whose
 mask is 0 is a buffer of 8 copies of one value. Its results must be the plain entry's
@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SPECIALS, same_bits
+from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX
 from ppy_llvm import KernelBuilder, KernelSpec, compile_specs
-from ppy_llvm._kernels import ROWS, SPLAT, emit_kernel
+from ppy_llvm._kernels import emit_kernel
 from ppy_llvm._lower import default_lowerings
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
@@ -61,7 +62,7 @@ def test_which_kernels_have_the_entry() -> None:
     table = default_lowerings()
 
     def has(spec: KernelSpec) -> bool:
-        return f"@k{SPLAT}(" in emit_kernel(spec, "k", table, set())
+        return f"@k{SPLAT_SUFFIX}(" in emit_kernel(spec, "k", table, set())
 
     assert has(blend())
     assert has(above())
@@ -119,7 +120,11 @@ def entries() -> dict[str, tuple[Any, Any, Any]]:
         def entry(suffix: str, kind: Any, lib: Any = lib, symbol: str = k.symbol) -> Any:
             return kind(ctypes.cast(getattr(lib, symbol + suffix), ctypes.c_void_p).value)
 
-        out[name] = (entry("", KERNEL), entry(SPLAT, KERNEL), entry(ROWS, ROWS_KERNEL))
+        out[name] = (
+            entry("", KERNEL),
+            entry(SPLAT_SUFFIX, KERNEL),
+            entry(ROWS_SUFFIX, ROWS_KERNEL),
+        )
         out[f"{name}:lib"] = lib
     return out
 

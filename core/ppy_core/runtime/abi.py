@@ -63,6 +63,17 @@ KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min"
 #: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot)
 LEAF_KINDS: Final = frozenset("asbwfplin")
 LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d", "ddd->d"})
+#: symbol suffixes of a float64 map kernel's optional further entries, in its library
+#: beside the plain entry (a runtime runs the plain entry where one is missing). The
+#: entry reading row-broadcast operands as splats, with `map`'s signature:
+SPLAT_SUFFIX: Final = "_splat"
+#: the entry running the splat entry over a run of rows and returning its NaN witness,
+#: ``int64_t (arrays, scalars, out, len, nrows, steps, loops)`` (an artifact's older void
+#: ``_rows`` entry is not read)
+ROWS_SUFFIX: Final = "_rows_nan"
+#: a data marker: the table of the kernel's nodes whose NaN order NumPy's temporary
+#: elision swaps (present only where it has such nodes)
+SWAPS_SUFFIX: Final = "_swaps"
 
 _LIBS: dict[str, ctypes.CDLL | None] = {}
 _WARNED: set[str] = set()
@@ -269,6 +280,9 @@ __all__ = [
     "COLUMN_KINDS",
     "CPU_CHECK_SYMBOL",
     "KINDS",
+    "ROWS_SUFFIX",
+    "SPLAT_SUFFIX",
+    "SWAPS_SUFFIX",
     "CompiledKernel",
     "Expression",
     "KernelSignature",

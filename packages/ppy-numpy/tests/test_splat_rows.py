@@ -1,4 +1,4 @@
-"""The `_splat` entry of float64 map kernels (ppy-llvm `_kernels.SPLAT`): a strided
+"""The `_splat` entry of float64 map kernels (`abi.SPLAT_SUFFIX`): a strided
 call with an operand broadcast along the row (`alpha[:, None]`, a Python float beside
 1-D arrays) reads that operand from a few copies of its value instead of a filled
 row, one kernel call per row. Each call is compared bit for bit with NumPy running

@@ -11,6 +11,7 @@ NumPy's own inner loops resolved by ufunc name, the FP-flag check against
 
 from __future__ import annotations
 
+from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX, SWAPS_SUFFIX
 from ppy_core.runtime.adapter import RuntimeAdapter
 
 TYPE_CHECKING = False  # a cached start imports no `typing` extras, no ABI dataclasses
@@ -279,19 +280,6 @@ def _site(
         (entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX)),
         swaps_table(kernel),
     )
-
-
-#: the suffix of a float64 map kernel's entry reading row-broadcast operands as
-#: splats (ppy-llvm's `_kernels.SPLAT`; a kernel without one runs its plain entry)
-SPLAT_SUFFIX = "_splat"
-#: the suffix of its entry running the _splat entry over a run of rows, returning its
-#: NaN witness (`_kernels.ROWS`; an artifact's older void ``_rows`` entry is not used)
-ROWS_SUFFIX = "_rows_nan"
-
-
-#: the suffix of the marker of a kernel whose NaN order NumPy's temporary elision
-#: swaps (ppy-llvm's `_kernels.SWAPS`)
-SWAPS_SUFFIX = "_swaps"
 
 
 def _entry(kernel: LoadedKernel, suffix: str) -> Any:
