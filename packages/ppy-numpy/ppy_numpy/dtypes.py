@@ -160,6 +160,32 @@ def created(ctx: CallContext, position: int) -> Type:
     return T.ARRAY
 
 
+def axis_reduction(ctx: CallContext) -> TensorType | None:
+    """`np.max(x, axis=-1, keepdims=True)`, `x.mean(axis=0)` of a float array (float64
+    or float32): an array of its dtype, which NumPy keeps for these reductions of
+    floats. Without `keepdims=True` typed only where the rank left is known to be at
+    least 1 (a whole reduction is a scalar). None for anything else (another keyword,
+    an axis that is no literal int, int or bool arrays, whose sums widen): NumPy's
+    answer, untyped."""
+    callee = ctx.callee
+    if not (callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS) or len(ctx.args) != 1:
+        return None
+    source = ctx.args[0]
+    if not is_float_array(source) or set(ctx.kwargs) - {"axis", "keepdims"}:
+        return None
+    axis = ctx.kw_constants.get("axis", NOT_CONSTANT)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        return None
+    keep = ctx.kw_constants.get("keepdims", False) if "keepdims" in ctx.kwargs else False
+    if not isinstance(keep, bool):
+        return None
+    shape = source.shape  # type: ignore[union-attr]
+    if not keep and (shape is None or len(shape) < 2):
+        return None  # it may be a scalar
+    # of unknown rank, as a view is: the IR's operands agree in rank, NumPy broadcasts
+    return TensorType(source.element, None, T.LIBRARY)  # type: ignore[union-attr]
+
+
 def _argument(ctx: CallContext, position: int, keyword: str) -> tuple[Type, Any] | None:
     """(type, literal value) of the argument given by `keyword` or at `position` (0: by
     keyword only), or None: not given, or given as a literal None (NumPy's default)."""
@@ -195,6 +221,7 @@ def _scalar(
 
 __all__ = [
     "FLOAT_KINDS",
+    "axis_reduction",
     "created",
     "denoted",
     "dtype_call",

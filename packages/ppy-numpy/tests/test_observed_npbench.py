@@ -5,6 +5,9 @@ equal to plain Python's bit for bit.
 * chained assignments (`c1 = c2 = 1`, `a1 = a5 = k`, deriche): each name is bound
   once to the value, so the specialization types it; it was Unknown, so the
   speculative guess took it for an array and the site refused the int (`guard: type`).
+* reductions along an axis of float arrays (`np.max(x, axis=-1, keepdims=True)`,
+  softmax): an array of the input's dtype. Untyped, a float32 softmax's
+  `tmp_out / tmp_sum` guessed `tmp_sum` a float64 array and refused (`guard: dtype`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ def chained(alpha, img):
     c1 = c2 = 1
     out = c1 * (img + img) + a1 * img
     return c2 * (out - a5 * img)
+
+
+def softmax(x):
+    tmp_max = np.max(x, axis=-1, keepdims=True)
+    tmp_out = np.exp(x - tmp_max)
+    tmp_sum = np.sum(tmp_out, axis=-1, keepdims=True)
+    return tmp_out / tmp_sum
+
+
+def centered(x):
+    return (x - x.mean(axis=0)) * 0.5 + np.min(x, axis=-1, keepdims=True)
 """
 
 
@@ -79,3 +93,27 @@ def test_chained_assignments_type_each_name(pair: Pair, alpha: Any, values: list
 
 def _ordinary(v: float) -> bool:
     return v == 0.0 or 1e-300 < abs(v) < 1e300
+
+
+_FLOATS = st.sampled_from([np.float64, np.float32])
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    dtype=_FLOATS,
+    shape=st.sampled_from([(3, 5), (2, 3, 4), (1, 7)]),
+    seed=st.integers(0, 2**16),
+)
+def test_axis_reductions_keep_the_float_dtype(
+    pair: Pair, dtype: Any, shape: Any, seed: int
+) -> None:
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 4
+    for name in ("softmax", "centered"):
+        with fast_calls(pair, name) as c:
+            got = call(getattr(pair.fast, name), (x,))
+        want = call(getattr(pair.plain, name), (x,))
+        assert outcome_difference(got, want) is None, outcome_difference(got, want)
+        assert got.value.dtype == dtype
+        assert c["fast"] >= 1, name
