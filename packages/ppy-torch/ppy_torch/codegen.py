@@ -16,6 +16,7 @@ from ppy_torch.graph import (
     BOOL,
     FLOAT,
     INT,
+    SCALAR_TYPES,
     TENSOR,
     Arg,
     AtenCall,
@@ -24,6 +25,7 @@ from ppy_torch.graph import (
     ListArg,
     RegionGraph,
     Value,
+    device_parts,
 )
 
 _CTYPE = {TENSOR: "const at::Tensor&", INT: "int64_t", FLOAT: "double", BOOL: "bool"}
@@ -177,22 +179,29 @@ def _body(graph: RegionGraph) -> list[str]:
 
 def _entry(graph: RegionGraph) -> list[str]:
     lines = [f"static PyObject* entry_{graph.name}(PyObject* const* args, int* reason) {{"]
+    objs = [f"args[{i}]" for i in range(len(graph.params))]
+    checked: set[int] = set()
+    if graph.sources:
+        walk, objs, statics = _walk(graph)
+        lines = [*statics, *lines, *walk]
+        checked = {i for i, s in enumerate(graph.sources) if s[0] == "self"}
     tensors = [i for i, p in enumerate(graph.params) if p.kind == TENSOR]
-    if tensors:
-        checks = " || ".join(f"!ppy::is_tensor(args[{i}])" for i in tensors)
+    args_checked = [i for i in tensors if i not in checked]
+    if args_checked:
+        checks = " || ".join(f"!ppy::is_tensor({objs[i]})" for i in args_checked)
         lines.append(f"  if ({checks}) {{ *reason = PPY_TYPE; return nullptr; }}")
     for i, param in enumerate(graph.params):
         if param.kind == TENSOR:
-            lines.append(f"  const at::Tensor& a{i} = ppy::unpack(args[{i}]);")
+            lines.append(f"  const at::Tensor& a{i} = ppy::unpack({objs[i]});")
         else:
             ctype = _CTYPE[param.kind]
             lines.append(f"  {ctype} a{i};")
             lines.append(
-                f"  if (!ppy::{_UNPACK[param.kind]}(args[{i}], &a{i})) "
+                f"  if (!ppy::{_UNPACK[param.kind]}({objs[i]}, &a{i})) "
                 "{ *reason = PPY_TYPE; return nullptr; }"
             )
-    if tensors:
-        checks = " || ".join(f"!ppy::device_ok(a{i})" for i in tensors)
+    if args_checked:
+        checks = " || ".join(f"!ppy::device_ok(a{i})" for i in args_checked)
         lines.append(f"  if ({checks}) {{ *reason = PPY_DEVICE; return nullptr; }}")
     lines.append(
         "  if (at::impl::torch_function_mode_enabled()) { *reason = PPY_MODE; return nullptr; }"
@@ -214,19 +223,142 @@ def _entry(graph: RegionGraph) -> list[str]:
     return lines
 
 
+def method_arity(graph: RegionGraph) -> int:
+    """A method region's positional arguments: `self` and the method's own."""
+    return 1 + sum(1 for s in graph.sources if s[0] == "arg")
+
+
+def _walk(graph: RegionGraph) -> tuple[list[str], list[str]]:
+    """A method region's guard: from `self` (args[0]) through the module tree, each of
+    its facts checked (`modules.Fact`), and the C++ expression of each parameter's
+    object (a method argument, or a tensor the walk read). Statics first: the keys
+    interned once, one class guard per module."""
+    name = graph.name
+    keys: dict[str, str] = {}
+
+    def key(text: str) -> str:
+        if text not in keys:
+            keys[text] = f"k_{name}_{len(keys)}"
+        return keys[text]
+
+    statics: list[str] = []
+    body = [
+        "  const int hooked_globally = ppy::global_hooked();",
+        "  if (hooked_globally < 0) PPY_MISS(PPY_GUARD);",
+    ]
+    modules: dict[tuple[str, ...], int] = {}
+    tensors: dict[tuple[str, ...], str] = {}
+    for fact in graph.guards:
+        kind, path = fact[0], tuple(str(p) for p in fact[1])  # type: ignore[union-attr]
+        if kind == "module":
+            index = modules[path] = len(modules)
+            cls, training, hooked = fact[2], fact[3], fact[4]
+            statics.append(f"ppy::ClassGuard cls_{name}_{index}{{{_literal(str(cls))}}};")
+            if not path:
+                body.append(f"  PyObject* m{index} = args[0];")
+            else:
+                parent = modules[path[:-2]]
+                body.append(
+                    f"  PyObject* m{index} = ppy::child(d{parent}, "
+                    f"{key('_modules')}, {key(path[-1])});"
+                )
+            body.append(f"  PyObject* d{index} = ppy::dict_of(m{index});")
+            body.append(
+                f"  if (!ppy::module_is(m{index}, d{index}, cls_{name}_{index}, "
+                f"{_literal(bool(training))}, {_literal(bool(hooked))}, hooked_globally != 0)) "
+                "PPY_MISS(PPY_GUARD);"
+            )
+            continue
+        d = f"d{modules[path]}"
+        if kind == "children":
+            names = ", ".join(_literal(str(n)) for n in fact[2])  # type: ignore[union-attr]
+            body.append(f"  if (!ppy::children_are({d}, {{{names}}})) PPY_MISS(PPY_GUARD);")
+        elif kind == "scalar":
+            body.append(
+                f"  if (!{_scalar_check(d, key(str(fact[2])), fact[3])}) PPY_MISS(PPY_GUARD);"
+            )
+        elif kind == "noscalar":
+            body.append(
+                f"  if (ppy::scalar_like(ppy::get({d}, {key(str(fact[2]))}))) PPY_MISS(PPY_GUARD);"
+            )
+        elif kind == "none":
+            body.append(
+                f"  if (ppy::entry({d}, {key(str(fact[2]))}, {key(str(fact[3]))}) != Py_None) "
+                "PPY_MISS(PPY_GUARD);"
+            )
+        elif kind == "absent":
+            attr = key(str(fact[2]))
+            body.append(
+                f"  if (ppy::entry({d}, {key('_parameters')}, {attr}) != nullptr || "
+                f"ppy::entry({d}, {key('_buffers')}, {attr}) != nullptr) PPY_MISS(PPY_GUARD);"
+            )
+        elif kind == "tensor":
+            table, attr, dtype, device, shape, grad = fact[2:8]
+            var = f"t{len(tensors)}"
+            tensors[(*path, str(table), str(attr))] = var
+            kind_, index = device_parts(str(device)) or ("CPU", -1)
+            dims = ", ".join(f"int64_t({int(n)})" for n in shape)  # type: ignore[union-attr]
+            body.append(
+                f"  PyObject* {var} = ppy::entry({d}, {key(str(table))}, {key(str(attr))});"
+            )
+            body.append(
+                f"  if (!ppy::tensor_is({var}, c10::ScalarType::{SCALAR_TYPES[str(dtype)]}, "
+                f"c10::DeviceType::{kind_}, {index}, {{{dims}}}, {_literal(bool(grad))})) "
+                "PPY_MISS(PPY_GUARD);"
+            )
+        else:
+            raise ValueError(f"unknown guard {fact!r}")
+    objs = []
+    for source in graph.sources:
+        if source[0] == "arg":
+            objs.append(f"args[{int(source[1])}]")
+        else:
+            objs.append(tensors[tuple(str(s) for s in source[1:])])
+    decls = [f"ppy::Key {var}{{{_literal(text)}}};" for text, var in keys.items()]
+    return body, objs, decls + statics
+
+
+def _scalar_check(d: str, key: str, value: object) -> str:
+    got = f"ppy::get({d}, {key})"
+    if type(value) is bool:
+        return f"ppy::bool_is({got}, {_literal(value)})"
+    if type(value) is int:
+        return f"ppy::int_is({got}, {_literal(value)})"
+    if type(value) is float:
+        return f"ppy::float_is({got}, {_literal(value)})"
+    if type(value) is str:
+        return f"ppy::str_is({got}, {_literal(value)})"
+    if type(value) is tuple:
+        items = ", ".join(f"int64_t({int(v)})" for v in value)  # type: ignore[union-attr]
+        return f"ppy::ints_are({got}, {{{items}}})"
+    raise TypeError(f"no guard for {value!r}")
+
+
+def _param_names(graph: RegionGraph) -> list[str]:
+    """The names the region is called with: its parameters, or a method's arguments
+    (`self` first; its tensors are read from `self` by the guard's walk)."""
+    if not graph.sources:
+        return [p.name for p in graph.params]
+    args = {
+        int(s[1]): p.name for s, p in zip(graph.sources, graph.params, strict=True) if s[0] == "arg"
+    }
+    return ["self", *(args[i] for i in range(1, method_arity(graph)))]
+
+
 def module_source(module_name: str, graphs: Sequence[RegionGraph]) -> str:
     """The whole C++ source of one extension module holding `graphs`."""
     lines = ['#include "ppy_aten_prelude.h"', "", "namespace {", ""]
     for graph in graphs:
         lines += ["/*", graph.text(), "*/"]
         lines += [*_body(graph), "", *_entry(graph), ""]
-        names = ", ".join(f'"{p.name}"' for p in graph.params) or "nullptr"
+        names = ", ".join(f'"{p}"' for p in _param_names(graph)) or "nullptr"
         lines.append(f"const char* const names_{graph.name}[] = {{{names}}};")
         lines.append("")
     lines.append("const ppy_region_def kRegions[] = {")
     for graph in graphs:
         lines.append(
-            f'    {{"{graph.name}", entry_{graph.name}, {len(graph.params)}, names_{graph.name}}},'
+            f'    {{"{graph.name}", entry_{graph.name}, {len(_param_names(graph))}, '
+            f"names_{graph.name}}},"
         )
     lines += ["};", "", "}  // namespace", ""]
     lines.append(f"PyMODINIT_FUNC PyInit_{module_name}() {{")

@@ -8,8 +8,8 @@ any of these runs what was compiled for that description, or Python.
     ("instance", "torch", "torch.nn.Module", TREE)
     TREE = (class, training, hooked, params, buffers, children, scalars)
 
-`class` is the module's exact class (`module.qualname`); `hooked` says a forward hook
-or pre-hook is set on it or globally; `params` and `buffers` are `(name, dtype,
+`class` is the module's exact class (`module.qualname`); `hooked` says a forward or
+backward hook or pre-hook is set on it or globally; `params` and `buffers` are `(name, dtype,
 device, shape, requires_grad, plain)` (`plain`: exactly `Tensor`/`Parameter`, no
 subclass with its own `__torch_function__`) or `(name,)` for None; `children` are
 `(name, TREE)`; `scalars` the int/float/bool/str (and int tuple) attributes in the
@@ -17,14 +17,26 @@ instance's `__dict__`, with their values: a region built for them holds them as
 constants, and the description guards them. Parameters themselves are never part of
 it: a region reads them at every call (`runtime.py`), so `load_state_dict`, optimizer
 steps and `.to()` keep working. Tensors are left to the region's own C++ guard.
+
+Describing the tree costs 0.15-0.3 ms for a GPT of 4 layers, about what its region
+saves, so a module whose region ran is not described again: every region checks in
+C++, at each call, every fact of the tree it was built from (`modules.py` records
+them, `codegen.py` emits the walk), so a description only chooses what runs. After a
+region's call succeeds, the module's description is `trust`ed and given back as it is
+at its next calls; a region whose guard misses `forget`s it, and the next call
+describes the tree again. A description is interned, its hash computed once: the
+dispatcher's table lookup is then an identity check.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 KIND = "torch.nn.Module"
+#: a module's hook tables torch's `__call__` runs around `forward` (a region runs none)
+HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _SCALAR_TYPES = (int, float, bool, str)
 
 
@@ -37,17 +49,80 @@ def describer(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
     return describe_module
 
 
+class Described(tuple):  # type: ignore[type-arg]
+    """A description whose hash is computed once (it is a key of the dispatcher's
+    table at every call; hashing the tree costs ~4 us)."""
+
+    def __new__(cls, items: tuple[Any, ...]) -> Described:
+        self = super().__new__(cls, items)
+        self.__dict__["hash"] = tuple.__hash__(self)
+        return self
+
+    def __hash__(self) -> int:
+        return self.__dict__["hash"]  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as the plain tuple it is
+        return (tuple, (tuple(self),))
+
+
+#: id(module) -> (a weak reference to it, its description), while its region holds
+_TRUSTED: dict[int, tuple[weakref.ref[Any], Described]] = {}
+#: the last description made, until a region's call trusts it
+_PENDING: list[tuple[weakref.ref[Any], Described]] = []
+#: one object per distinct description
+_INTERNED: dict[Described, Described] = {}
+
+
 def describe_module(module: Any) -> tuple[Any, ...]:
+    hit = _TRUSTED.get(id(module))
+    if hit is not None and hit[0]() is module:
+        return hit[1]
     import torch
     import torch.nn.modules.module as mm
 
-    hooked_globally = bool(mm._global_forward_hooks or mm._global_forward_pre_hooks)
+    hooked_globally = bool(
+        mm._global_forward_hooks
+        or mm._global_forward_pre_hooks
+        or mm._global_backward_hooks
+        or mm._global_backward_pre_hooks
+    )
     if not torch._C._is_torch_function_mode_enabled():
-        return ("instance", "torch", KIND, _tree(module, hooked_globally))
-    # reading dtype/shape/device is not the program's: a `__torch_function__` mode
-    # the program set (counting, tracing) must not see it
-    with torch._C.DisableTorchFunction():
-        return ("instance", "torch", KIND, _tree(module, hooked_globally))
+        tree = _tree(module, hooked_globally)
+    else:
+        # reading dtype/shape/device is not the program's: a `__torch_function__` mode
+        # the program set (counting, tracing) must not see it
+        with torch._C.DisableTorchFunction():
+            tree = _tree(module, hooked_globally)
+    described = Described(("instance", "torch", KIND, tree))
+    described = _INTERNED.setdefault(described, described)
+    try:
+        _PENDING[:] = [(weakref.ref(module), described)]
+    except TypeError:  # no weak reference to it: never trusted
+        _PENDING.clear()
+    return described
+
+
+def trust(module: Any) -> None:
+    """A region's call of `module` succeeded (its guard checked the whole tree):
+    its last description stands for it until a guard misses."""
+    if id(module) in _TRUSTED or not _PENDING:
+        return
+    ref, described = _PENDING[0]
+    if ref() is not module:
+        return
+    key = id(module)
+    _TRUSTED[key] = (weakref.ref(module, lambda _ref, key=key: _forget_id(key, _ref)), described)
+
+
+def forget(module: Any) -> None:
+    """A region's guard missed on `module`: describe it again at its next call."""
+    _TRUSTED.pop(id(module), None)
+
+
+def _forget_id(key: int, ref: weakref.ref[Any]) -> None:
+    hit = _TRUSTED.get(key)
+    if hit is not None and hit[0] is ref:
+        del _TRUSTED[key]
 
 
 #: str() of dtypes and devices, once each (this runs at every call of a method)
@@ -103,7 +178,7 @@ def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:
     return (
         name,
         own["training"],
-        hooked_globally or bool(own["_forward_hooks"] or own["_forward_pre_hooks"]),
+        hooked_globally or any(own.get(name) for name in HOOKS),
         _tensors(own["_parameters"]) if own["_parameters"] else (),
         _tensors(own["_buffers"]) if own["_buffers"] else (),
         children,
@@ -115,4 +190,4 @@ def _ints(value: tuple[Any, ...]) -> bool:
     return all(type(v) is int for v in value)
 
 
-__all__ = ["KIND", "describer", "describe_module"]
+__all__ = ["HOOKS", "KIND", "Described", "describe_module", "describer", "forget", "trust"]

@@ -25,6 +25,30 @@ INT: Final = "int"
 FLOAT: Final = "float"
 BOOL: Final = "bool"
 VALUE_KINDS: Final = (TENSOR, INT, FLOAT, BOOL)
+#: a parameter's dtype as described (`str(t.dtype)`) -> its `c10::ScalarType`
+SCALAR_TYPES: Final = {
+    "torch.float32": "Float",
+    "torch.float64": "Double",
+    "torch.float16": "Half",
+    "torch.bfloat16": "BFloat16",
+    "torch.int64": "Long",
+    "torch.int32": "Int",
+    "torch.int16": "Short",
+    "torch.int8": "Char",
+    "torch.uint8": "Byte",
+    "torch.bool": "Bool",
+    "torch.complex64": "ComplexFloat",
+    "torch.complex128": "ComplexDouble",
+}
+
+
+def device_parts(text: str) -> tuple[str, int] | None:
+    """A described device ("cpu", "cuda:0") as (`c10::DeviceType`, index), or None."""
+    kind, _, index = text.partition(":")
+    types = {"cpu": "CPU", "cuda": "CUDA"}
+    if kind not in types or (index and not index.isdigit()):
+        return None
+    return types[kind], int(index) if index else -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +142,9 @@ class RegionGraph:
     # a method's region (`modules.py`): where each parameter comes from at a call,
     # ("arg", i) or ("self", "_modules", name, ..., "_parameters", name); () for a function
     sources: tuple[tuple[str | int, ...], ...] = ()
+    # a method's region: the facts of the module tree it was built from, which its entry
+    # checks at every call (`modules.Fact`); () for a function
+    guards: tuple[tuple[object, ...], ...] = ()
 
     def text(self) -> str:
         params = ", ".join(f"{v.text()}: {v.kind}" for v in self.params)
@@ -152,4 +179,6 @@ __all__ = [
     "FLOAT",
     "BOOL",
     "VALUE_KINDS",
+    "SCALAR_TYPES",
+    "device_parts",
 ]

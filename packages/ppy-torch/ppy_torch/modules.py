@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_core.interface.plugin import FunctionContext
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec
 from ppy_torch import ops
 from ppy_torch.describe import KIND
-from ppy_torch.graph import TENSOR, Arg, Const, RegionGraph, Value
+from ppy_torch.graph import SCALAR_TYPES, TENSOR, Arg, Const, RegionGraph, Value, device_parts
 from ppy_torch.stage import StageInput, StageRefusal, _refuse, _Stager
 
 _NN = "torch.nn.modules."
@@ -46,44 +46,75 @@ _ACTIVATIONS = {
 _MAX_DEPTH = 32
 
 
+#: what a region was built from, one fact a tuple, each checked by its C++ guard at every
+#: call (`codegen.py`); `path` leads from `self` through the dicts ("_modules", name, ...)
+Fact = tuple[Any, ...]
+#   ("module", path, class, training, hooked)   its exact class, flag and hook tables
+#   ("children", path, keys)                    its submodules, in order (a loop unrolled)
+#   ("scalar", path, name, value)               `__dict__[name]`: exactly this value
+#   ("noscalar", path, name)                    `__dict__[name]` absent or no scalar
+#   ("tensor", path, table, name, dtype, device, shape, requires_grad)
+#   ("none", path, table, name)                 `_parameters[name]` (or buffer) is None
+#   ("absent", path, name)                      neither a parameter nor a buffer
+
+
 @dataclass(frozen=True, slots=True)
 class ModRef:
-    """A module of the described tree and its path from `self` through the dicts."""
+    """A module of the described tree and its path from `self` through the dicts.
+    Whatever the stager asks of it is logged as a fact its region guards."""
 
     tree: tuple[Any, ...]  # (class, training, hooked, params, buffers, children, scalars)
     path: tuple[str, ...]
+    log: list[Fact] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.log.append(
+            ("module", self.path, str(self.tree[0]), bool(self.tree[1]), bool(self.tree[2]))
+        )
 
     @property
     def cls(self) -> str:
         return str(self.tree[0])
 
+    def _sub(self, key: str, sub: Any) -> ModRef:
+        return ModRef(tuple(sub), (*self.path, "_modules", key), self.log)
+
     def child(self, name: str) -> ModRef | None:
         for key, sub in self.tree[5]:
             if key == name:
-                return None if sub is None else ModRef(tuple(sub), (*self.path, "_modules", key))
+                return None if sub is None else self._sub(key, sub)
         return None
 
     def children(self) -> list[ModRef]:
-        return [
-            ModRef(tuple(sub), (*self.path, "_modules", key))
-            for key, sub in self.tree[5]
-            if sub is not None
-        ]
+        self.log.append(("children", self.path, tuple(str(key) for key, _ in self.tree[5])))
+        return [self._sub(key, sub) for key, sub in self.tree[5] if sub is not None]
 
     def tensor(self, name: str) -> tuple[str, tuple[Any, ...]] | None:
         """("_parameters" or "_buffers", its description) of a tensor attribute."""
         for table, index in (("_parameters", 3), ("_buffers", 4)):
             for entry in self.tree[index]:
                 if entry[0] == name:
+                    if len(entry) == 1:
+                        self.log.append(("none", self.path, table, name))
+                    else:
+                        dtype, device, shape, grad = entry[1], entry[2], entry[3], entry[4]
+                        self.log.append(
+                            ("tensor", self.path, table, name, dtype, device, tuple(shape), grad)
+                        )
                     return table, tuple(entry)
+        self.log.append(("absent", self.path, name))
         return None
 
     def scalar(self, name: str) -> tuple[bool, Any]:
         if name == "training":
-            return True, bool(self.tree[1])
+            return True, bool(self.tree[1])  # guarded by its "module" fact
         for key, _kind, value in self.tree[6]:
             if key == name:
-                return True, tuple(value) if isinstance(value, list) else value
+                value = tuple(value) if isinstance(value, list) else value
+                self.log.append(("scalar", self.path, name, value))
+                return True, value
+        if not name.startswith("_"):  # never described as a scalar: nothing to guard
+            self.log.append(("noscalar", self.path, name))
         return False, None
 
 
@@ -162,6 +193,8 @@ class _MethodStager(_Stager):
             owner = self.module_of(node.value.value)
             found = owner.tensor(node.value.attr) if owner is not None else None
             if found is not None and len(found[1]) > 1:
+                if not found[1][5]:
+                    raise _refuse(node, f"`{ast.unparse(node)}`: a tensor subclass stays Python")
                 return Const(tuple(int(n) for n in found[1][3]))
         owner = self.module_of(node.value)
         if owner is None:
@@ -361,6 +394,12 @@ class _MethodStager(_Stager):
             raise _refuse(ret, "a region returns tensors only")
         if not self.nodes:
             raise _refuse(fn, "nothing for a region to compute")
+        guards = tuple(dict.fromkeys(self.root.log))
+        for fact in guards:
+            if fact[0] == "tensor" and (fact[4] not in SCALAR_TYPES or not device_parts(fact[5])):
+                raise _refuse(fn, f"a parameter of dtype {fact[4]} on {fact[5]} stays Python")
+            if fact[0] == "scalar" and not _guardable(fact[3]):
+                raise _refuse(fn, f"attribute `{fact[2]}` = {fact[3]!r} stays Python")
         return RegionGraph(
             fn.name,
             tuple(self.values),
@@ -370,7 +409,18 @@ class _MethodStager(_Stager):
             frozenset(self.effects),
             self.src.path,
             tuple(self.sources),
+            guards,
         )
+
+
+def _guardable(value: Any) -> bool:
+    """A scalar the C++ guard compares: an int of 64 bits, a float, bool, ASCII str, or
+    a tuple of such ints."""
+    if type(value) is tuple:
+        return all(type(v) is int and _guardable(v) for v in value)
+    if type(value) is int:
+        return -(2**63) <= value < 2**63
+    return type(value) in (float, bool) or (type(value) is str and value.isascii())
 
 
 _FOLD = {

@@ -79,41 +79,28 @@ class _Miss:
 _MISS = _Miss()
 
 
-def _getter(source: tuple[Any, ...]) -> Callable[[tuple[Any, ...]], Any]:
-    """Reads one region input from a call's arguments: ("arg", i), or a path from
-    `self` through the module tree's dicts ("_modules", name, "_parameters", name)."""
-    if source[0] == "arg":
-        index = int(source[1])
-        return lambda args: args[index]
-    steps = tuple(zip(source[1::2], source[2::2], strict=True))
-
-    def get(args: tuple[Any, ...]) -> Any:
-        obj = args[0]
-        for table, key in steps:
-            obj = obj.__dict__[table][key]
-        return obj
-
-    return get
-
-
 def make_method_region(
-    module: ModuleType, name: str, fallback: Callable[..., Any], sources: list[list[Any]]
+    module: ModuleType, name: str, fallback: Callable[..., Any]
 ) -> Callable[..., Any]:
-    """A method's region: its tensors read from the call's arguments and from `self`'s
-    module tree at every call (never captured: `load_state_dict`, optimizer steps and
-    `.to()` are seen by the next call); any miss runs the method's Python."""
+    """A method's region, called with the method's arguments: its C++ entry walks
+    `self`'s module tree, checks every fact the region was built from and reads the
+    parameters and buffers at every call (never captured: `load_state_dict`, optimizer
+    steps and `.to()` are seen by the next call). A success lets the dispatcher take
+    `self`'s description as it is at its next calls (`describe.trust`); any miss runs
+    the method's Python and has `self` described again (`describe.forget`)."""
+    from ppy_torch.describe import forget, trust
+
     region = module.make(name, lambda *_args: _MISS)
-    getters = tuple(_getter(tuple(s)) for s in sources)
 
     def method(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:  # the sources index positional arguments
+        if kwargs or not args:  # the region takes positional arguments
             return fallback(*args, **kwargs)
-        try:
-            inputs = [get(args) for get in getters]
-        except (KeyError, IndexError, AttributeError, TypeError):
+        out = region(*args)
+        if out is _MISS:
+            forget(args[0])
             return fallback(*args)
-        out = region(*inputs)
-        return fallback(*args) if out is _MISS else out
+        trust(args[0])
+        return out
 
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         if hasattr(fallback, attr):
@@ -156,9 +143,8 @@ def load_region(
         return fallback
     try:
         module = load_extension(str(unit_data["module"]), path)
-        sources = unit_data.get("sources")
-        if sources:
-            return make_method_region(module, function, fallback, list(sources))
+        if unit_data.get("sources"):
+            return make_method_region(module, function, fallback)
         return make_region(module, function, fallback)
     except (ImportError, OSError, KeyError, AttributeError) as exc:
         _warn_once(

@@ -11,7 +11,8 @@ enum {
   PPY_MODE = 4,       // a __torch_function__ mode is active
   PPY_ERROR = 5,      // an at:: call raised: Python reruns it and raises its own error
   PPY_DISABLED = 6,
-  PPY_REASONS = 7
+  PPY_GUARD = 7,      // a method's module tree is not the one its region was built from
+  PPY_REASONS = 8
 };
 enum { PPY_MAX_PARAMS = 64 };
 

@@ -15,7 +15,7 @@
 namespace {
 
 const char* const kReasons[PPY_REASONS] = {
-    "fast", "arguments", "type", "device", "torch_function", "error", "disabled"};
+    "fast", "arguments", "type", "device", "torch_function", "error", "disabled", "module"};
 
 struct RegionObject {
   PyObject_HEAD
