@@ -99,6 +99,9 @@ def _class_names(project: Project, module: str, cls: ast.ClassDef) -> set[str] |
             found = None
             break
         for _, k in line:
+            if id(k) in project.namedtuples:  # a tuple's members: not read off a body
+                found = None
+                break
             if k.decorator_list or dynamic(list(ast.walk(k)), own=True):
                 found = None
                 break

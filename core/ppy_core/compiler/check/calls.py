@@ -19,8 +19,10 @@ from ppy_core.compiler.check.project import Project, decorator_name, transparent
 from ppy_core.compiler.check.signatures_py import misfit
 
 _DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
-_NAMEDTUPLE = frozenset({"NamedTuple", "typing.NamedTuple"})
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+#: what `object.__init__` says given more than the instance, from a class that has its
+#: own `__init__` (Python's `object_init`)
+_OBJECT_INIT = "object.__init__() takes exactly one argument (the instance to initialize)"
 
 
 def call_findings(project: Project, module: str, written: frozenset[str]) -> Iterator[Finding]:
@@ -45,6 +47,10 @@ def _scopes(binder: Binder) -> dict[int, Scope]:
         parent = getattr(name, "_ppy_parent", None)
         if isinstance(parent, ast.Attribute) and parent.value is name:
             found[id(parent)] = scope
+        elif isinstance(parent, ast.Call) and parent.func is name:  # `super().name`
+            above = getattr(parent, "_ppy_parent", None)
+            if isinstance(above, ast.Attribute) and above.value is parent:
+                found[id(above)] = scope
     return found
 
 
@@ -60,6 +66,12 @@ def _why(
         if isinstance(node, ast.ClassDef):
             return _construct(project, where, node, call)
         return None
+    if isinstance(func, ast.Attribute) and func.attr not in written:
+        if isinstance(func.value, ast.Call):  # `super().__init__(...)`
+            return _super_call(project, module, func.value, func.attr, call, scope)
+        owner = project.expr(module, func.value, scope) if func.attr != "__new__" else None
+        if owner is not None and isinstance(owner[1], ast.ClassDef):  # `Base.__init__(self)`
+            return _class_call(project, (owner[0], owner[1]), func.attr, call, scope)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         if func.attr in written or func.attr.startswith("__"):
             return None
@@ -90,6 +102,121 @@ def _method(
     kinds = {decorator_name(d) for d in function.decorator_list}
     skip = 0 if "staticmethod" in kinds else 1
     return misfit(function.args, call, skip, f"{found[1].name}.{name}")
+
+
+def _known_classes(mro: list[tuple[str, ast.ClassDef]]) -> bool:
+    """Whether no class in `mro` has a decorator that may replace it (a dataclass's
+    generated `__init__` is not read here either)."""
+    return all(not c.decorator_list for _, c in mro)
+
+
+def _class_call(
+    project: Project, owner: tuple[str, ast.ClassDef], name: str, call: ast.Call, scope: Scope
+) -> str | None:
+    """`Cls.name(...)` on a project class: a classmethod binds the class, a
+    staticmethod nothing, a plain function nothing (the instance is passed: `Base.
+    __init__(self, ...)`); `__init__` found nowhere is object's, which takes the
+    instance only, when the call is in an `__init__` (so `self`'s class has its own)."""
+    mro = project.mro(*owner)
+    if mro is None or not _known_classes(mro):
+        return None
+    found = project.member(mro, name)
+    if found is None:
+        if name != "__init__" or any(id(c) in project.exception_based for _, c in mro):
+            return None
+        if _method_of(scope) != "__init__" or len(call.args) + len(call.keywords) <= 1:
+            return None
+        return None if _splatted(call) else _OBJECT_INIT
+    function = found[2]
+    if not isinstance(function, Function) or not transparent(function):
+        return None
+    kinds = {decorator_name(d) for d in function.decorator_list}
+    skip = 1 if "classmethod" in kinds else 0
+    return misfit(function.args, call, skip, f"{found[1].name}.{name}")
+
+
+def _super_call(
+    project: Project, module: str, sup: ast.Call, name: str, call: ast.Call, scope: Scope
+) -> str | None:
+    """`super().name(...)` (or `super(Cls, self)`) in a plain method of a module-level
+    class: bound to the class after it in the method order of every class `self` may
+    be (the class and its subclasses), checked only where they all agree on one."""
+    if not (isinstance(sup.func, ast.Name) and sup.func.id == "super"):
+        return None
+    found = _method_scope(scope)
+    binder = project.binders[module]
+    if found is None or binder.lookup("super", scope) is not binder.module:
+        return None  # (not in a method, or `super` rebound)
+    method, cls = found
+    params = [*method.args.posonlyargs, *method.args.args]
+    if sup.keywords or not params:
+        return None
+    if sup.args and not (
+        len(sup.args) == 2
+        and isinstance(sup.args[0], ast.Name)
+        and sup.args[0].id == cls.name
+        and isinstance(sup.args[1], ast.Name)
+        and sup.args[1].id == params[0].arg
+    ):
+        return None  # `super(Other, obj)`: not followed
+    if cls not in project.files[module].tree.body:
+        return None
+    owner = (module, cls)
+    lines = [project.mro(*owner)]
+    stack = list(project.subclasses.get(id(cls), []))
+    seen: set[int] = set()
+    while stack:
+        where, sub = stack.pop()
+        if id(sub) not in seen:
+            seen.add(id(sub))
+            lines.append(project.mro(where, sub))
+            stack += project.subclasses.get(id(sub), [])
+    targets = set()
+    for line in lines:
+        if line is None or not _known_classes(line) or owner not in line:
+            return None
+        rest = line[line.index(owner) + 1 :]
+        hit = project.member(rest, name) if rest else None
+        targets.add(id(hit[2]) if hit else None)
+        if hit is None and any(id(c) in project.exception_based for _, c in line):
+            return None  # BaseException's own methods, after the project's classes
+    if len(targets) != 1:
+        return None  # a diamond: the next class depends on the instance
+    rest = lines[0][lines[0].index(owner) + 1 :]  # type: ignore[union-attr]
+    hit = project.member(rest, name) if rest else None
+    if hit is None:
+        if name != "__init__" or method.name != "__init__":
+            return None
+        if not (call.args or call.keywords) or _splatted(call):
+            return None
+        return _OBJECT_INIT
+    function = hit[2]
+    if not isinstance(function, Function) or not transparent(function):
+        return None
+    kinds = {decorator_name(d) for d in function.decorator_list}
+    skip = 0 if "staticmethod" in kinds else 1
+    return misfit(function.args, call, skip, f"{hit[1].name}.{name}")
+
+
+def _splatted(call: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
+def _method_scope(scope: Scope) -> tuple[Function, ast.ClassDef] | None:
+    """The plain method (no decorator) whose own body `scope` is, and its class."""
+    if scope.kind != "function" or scope.parent is None or scope.parent.kind != "class":
+        return None
+    node, cls = scope.node, scope.parent.node
+    if not isinstance(node, Function) or node.decorator_list or not isinstance(cls, ast.ClassDef):
+        return None
+    return node, cls
+
+
+def _method_of(scope: Scope) -> str | None:
+    found = _method_scope(scope)
+    return found[0].name if found else None
 
 
 def _self_class(
@@ -159,9 +286,6 @@ def _construct(
     for _, c in mro:
         if any(decorator_name(d) not in _DATACLASS for d in c.decorator_list):
             return unknown  # an unknown class decorator may replace the class
-    if any(isinstance(b, ast.Name | ast.Attribute) and ast.unparse(b) in _NAMEDTUPLE
-           for b in cls.bases):  # fmt: skip
-        return unknown  # (its bases are not project classes: `bases` said unknown)
     init = project.member(mro, "__init__")
     new = project.member(mro, "__new__")
     marked = [c for _, c in mro if any(decorator_name(d) in _DATACLASS for d in c.decorator_list)]

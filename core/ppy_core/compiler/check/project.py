@@ -15,6 +15,13 @@ from ppy_core.compiler.check.bindings import statement_names, top_statements
 from ppy_core.compiler.check.finder import resolve_relative
 from ppy_core.compiler.check.imports import ModuleFile
 from ppy_core.compiler.check.names import Binder
+from ppy_core.compiler.check.tuples import (
+    NAMEDTUPLE,
+    TYPING_NAMEDTUPLE,
+    call_fields,
+    class_fields,
+    synthesized,
+)
 
 #: decorators that leave a function's signature as written
 TRANSPARENT = frozenset(
@@ -68,6 +75,10 @@ class Project:
         self.subclasses: dict[int, list[Key]] = {}
         self.memo: dict[int, object] = {}  # the checks' own per-node answers
         self.names_memo: dict[tuple[str, int], set[str] | None] = {}  # per class
+        #: id(statement or base) -> the class a named tuple's spelling there makes
+        self._tuples: dict[int, ast.ClassDef | None] = {}
+        #: ids of those classes (their instances' attributes are a tuple's: unjudged)
+        self.namedtuples: set[int] = set()
         for module, file in files.items():
             for stmt in file.tree.body:
                 if isinstance(stmt, ast.ClassDef):
@@ -109,12 +120,56 @@ class Project:
             return module, stmt
         if stmt is None:
             return None
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            made = self.namedtuple(module, stmt.value, stmt)
+            return (module, made) if made is not None else None
         found = self._import(module, name, stmt)
         if found is None or found.name is None:
             return None
         if f"{found.module}.{found.name}" in self.files:
             return None  # a submodule, not a function
         return self.resolve(found.module, found.name, depth + 1)
+
+    def origin(self, module: str, node: ast.expr) -> str | None:
+        """The dotted name a module-level `name` or `name.attr` is imported as
+        (`from collections import namedtuple` makes `namedtuple` "collections.namedtuple")."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            head = self.origin(module, node.value)
+            return f"{head}.{node.attr}" if head else None
+        if not isinstance(node, ast.Name) or module not in self.files:
+            return None
+        stmt = self.defs(module).get(node.id)
+        found = self._import(module, node.id, stmt) if stmt is not None else None
+        if found is None:
+            return None
+        return found.module if found.name is None else f"{found.module}.{found.name}"
+
+    def namedtuple(self, module: str, call: ast.Call, at: ast.AST) -> ast.ClassDef | None:
+        """The class a functional named tuple `call` makes; None if `call` is not one
+        or what it makes is not known (`tuples.call_fields`)."""
+        if id(at) not in self._tuples:
+            origin = self.origin(module, call.func)
+            made = None
+            if origin == NAMEDTUPLE or origin in TYPING_NAMEDTUPLE:
+                found = call_fields(call, origin)
+                made = synthesized(found[0], found[1], found[2], at) if found else None
+            self._keep(at, made)
+        return self._tuples[id(at)]
+
+    def _keep(self, at: ast.AST, made: ast.ClassDef | None) -> None:
+        self._tuples[id(at)] = made
+        if made is not None:
+            self.namedtuples.add(id(made))
+
+    def _tuple_base(self, module: str, cls: ast.ClassDef, base: ast.expr) -> ast.ClassDef | None:
+        """The members `class P(NamedTuple)` gets from its fields, as a base of its own;
+        None when `base` is not `NamedTuple` or the fields are not known."""
+        if self.origin(module, base) not in TYPING_NAMEDTUPLE:
+            return None
+        if id(base) not in self._tuples:
+            found = class_fields(cls)
+            self._keep(base, synthesized(cls.name, *found, base) if found else None)
+        return self._tuples[id(base)]
 
     def module_of(self, module: str, name: str) -> str | None:
         """The project module a module-level `name` is bound to by an import."""
@@ -149,6 +204,14 @@ class Project:
             return None
         found: list[Key] = []
         for base in cls.bases:
+            made = (
+                self.namedtuple(module, base, base)
+                if isinstance(base, ast.Call)
+                else self._tuple_base(module, cls, base)
+            )
+            if made is not None:  # `class P(NamedTuple)`, `class P(namedtuple(...))`
+                found.append((module, made))
+                continue
             if isinstance(base, ast.Name) and base.id not in self.defs(module):
                 if base.id == "object":
                     continue
