@@ -148,13 +148,14 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "flag_stride": FLAG_STRIDE,
             # NumPy's BLAS routines the function calls: the loader resolves and proves them
             "blas": {"ddot": DDOT_GLOBAL}
-            if any(op.name == "loops.dot" for op in func.walk())
+            if any(op.name in ("loops.dot", "loops.gather_dot") for op in func.walk())
             else {},
             # in-place array updates: the adapter proves NumPy's NaN rule (`_loops_inplace`)
             "inplace": any(op.name == "loops.inplace" for op in func.walk()),
             "numpy_scalars": any(
                 (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
-                or op.name in ("loops.dot", "loops.inplace", "loops.flip_update")
+                or op.name in ("loops.dot", "loops.gather_dot", "loops.inplace")
+                or op.name == "loops.flip_update"
                 or op.attributes.get("fn") == "np_sqrt"
                 for op in func.walk()
             ),

@@ -56,7 +56,7 @@ class BlasOps:
         b_ = self.b
         data, shape, strides = self.arrays[id(array)]
         offset, axes = self.i64(0), []
-        size = self.i64(4 if array.type.element.kind == "i32" else 8)  # contiguous: elements
+        size = self.i64(4 if array.type.element.kind in ("i32", "u32") else 8)  # elements
         for axis, how in enumerate(view):
             n = shape[axis]
             stride = b_.mul(strides[axis], size) if self.contiguous else strides[axis]

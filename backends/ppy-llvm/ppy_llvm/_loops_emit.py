@@ -16,6 +16,7 @@ from ._errors import LlvmBackendError
 from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
 from ._loops_flip import FlipOps
+from ._loops_gather import GatherOps
 from ._loops_inplace import InplaceOps, entry_checks
 from ._loops_outer import OuterOps
 from ._loops_outer import entry_checks as outer_entry_checks
@@ -26,7 +27,7 @@ from ._loops_spec import restored, speculation
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, OuterOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:

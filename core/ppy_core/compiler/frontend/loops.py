@@ -42,6 +42,7 @@ from ppy_core.compiler.frontend.loops_expr import (
     subscript_chain,
 )
 from ppy_core.compiler.frontend.loops_flip import FlipViews
+from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_locals import local_arrays
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.ir.core import Block, Operation, Region, Value
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 _OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
 
-class LoopsBuilder(FlipViews, OuterStatements, LoopExpressions):
+class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
     """Builds one function's loops IR, or raises Refused."""
 
     def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
@@ -69,6 +70,7 @@ class LoopsBuilder(FlipViews, OuterStatements, LoopExpressions):
         self.grown: dict[str, ast.AST] = {}
         self.caps: dict[str, int] = {}  # while-loop counters' proven bounds
         self.compared: dict[int, Typed] = {}  # a Compare's first right operand, as typed
+        self.view_locals: dict[str, Any] = {}  # `cols = A_col[lo:hi]` (loops_gather)
 
     # -- parameters --------------------------------------------------------------
     def params(self) -> list[Param]:
@@ -227,6 +229,8 @@ class LoopsBuilder(FlipViews, OuterStatements, LoopExpressions):
             for target, value in zip(stmt.targets[0].elts, values, strict=True):  # type: ignore[attr-defined]
                 self._store(target, value, stmt, assigned)
             return True
+        if isinstance(stmt, ast.Assign) and self.view_local(stmt, assigned):
+            return True  # `cols = A_col[A_row[i]:A_row[i + 1]]` (loops_gather)
         if isinstance(stmt, ast.Assign) and self.outer_update(stmt, assigned):
             return True  # `X[:] = np.minimum(X, np.add.outer(u, v))` (loops_outer)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:

@@ -91,6 +91,8 @@ class LoopExpressions:
     emit: Any
     region: Any
     vector_view: Any
+    gathered: Any
+    gather_dot: Any
 
     def expr(self, node: ast.expr, assigned: set[str]) -> Typed:
         if isinstance(node, ast.Constant):
@@ -136,6 +138,8 @@ class LoopExpressions:
             return self.condition(node, assigned)
         if isinstance(node, ast.Call):
             return self.call(node, assigned)
+        if isinstance(node, ast.Attribute) and node.attr == "size" and self._vector(node.value):
+            return self._dim(node, node.value, 0)  # a 1-D array's size: its length
         if isinstance(node, ast.Attribute):
             raise Refused(
                 node, f"line {node.lineno}: attribute `{ast.unparse(node)}` does not compile"
@@ -390,6 +394,8 @@ class LoopExpressions:
 
     def dot(self, node: ast.expr, operands: list[ast.expr], kind: str, assigned: set[str]) -> Typed:
         """`np.dot(u, v)` / `u @ v` of two float64 vector views: one `loops.dot`."""
+        if any(self.gathered(o) for o in operands):  # `vals @ x[cols]` (loops_gather)
+            return self.gather_dot(node, operands, kind, assigned)  # type: ignore[no-any-return]
         views, arrays, bounds = [], [], []
         for operand in operands:
             # Python checks an earlier view's indices before it evaluates this one's
@@ -517,6 +523,11 @@ class LoopExpressions:
         if t.py == "bool":
             raise Refused(node, f"line {node.lineno}: a bool where a number is needed")
         return t
+
+    def _vector(self, node: ast.expr) -> bool:
+        """Whether `node` names a 1-D array parameter."""
+        array = self.arrays.get(node.id) if isinstance(node, ast.Name) else None
+        return array is not None and len(array.tensor.shape) == 1  # type: ignore[union-attr,arg-type]
 
     def _dim(self, node: ast.expr, array: ast.expr, axis: int) -> Typed:
         if not (isinstance(array, ast.Name) and array.id in self.arrays):

@@ -45,6 +45,7 @@ class FlipViews:
     writes: set[str]
     _view: Any
     _number: Any
+    local_view: Any
     cast: Any
     const: Any
     emit: Any
@@ -63,7 +64,11 @@ class FlipViews:
     def vector_view(
         self, node: ast.expr, assigned: set[str], raising: bool
     ) -> tuple[Param, str, list[Value]]:
-        """`_view`'s vector view, or `np.flip` of one: its slice "r" (reversed)."""
+        """`_view`'s vector view, a named one (`loops_gather`), or `np.flip` of one:
+        its slice "r" (reversed)."""
+        named = self.local_view(node)
+        if named is not None:
+            return named  # type: ignore[no-any-return]
         inner = self.flipped(node)
         if inner is None:
             return self._view(node, assigned, raising=raising)  # type: ignore[no-any-return]

@@ -292,6 +292,38 @@ class OuterUpdateOp(Operation):
             self.fail("the target is not a 2-D array")
 
 
+class GatherDotOp(_Scalar):
+    """`u @ x[idx]` / `np.dot(u, x[idx])` (or the gather on the left, `side`): x a 1-D
+    float64 array, idx a 1-D int32/uint32/int64 view (`views[1]` "s"), u a vector
+    view as DotOp's (`views[0]`); NumPy's temporary `x[idx]` first (negative indices
+    wrap, the first out of range raises IndexError), then its dot of the two."""
+
+    name: ClassVar[str] = "loops.gather_dot"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
+    vector = operand(TensorType)
+    data = operand(TensorType)
+    index = operand(TensorType)
+    bounds = operand(ScalarType, variadic=True)
+    kind = attribute(str, one_of=("dot", "matmul"))
+    views = attribute(tuple)
+    side = attribute(str, one_of=("left", "right"))
+    py = attribute(str, one_of=PY_KINDS)
+    out = result(ScalarType)
+
+    def verify_extra(self) -> None:
+        super().verify_extra()
+        view, index = self.attributes["views"]
+        rank = self.operands[0].type.rank
+        slices = view.count("s") + view.count("r")
+        if slices != 1 or set(view) - {"i", "s", "r"} or len(view) != rank:
+            self.fail(f"view {view!r} of a rank-{rank} array")
+        if index != "s" or self.operands[1].type.rank != 1 or self.operands[2].type.rank != 1:
+            self.fail("a gather of a 1-D array by a 1-D view")
+        want = sum(1 if c == "i" else 2 for c in view) + 2
+        if want != len(self.operands) - 3:
+            self.fail(f"{len(self.operands) - 3} bounds for views needing {want}")
+
+
 class StoreOp(Operation):
     """`a[i, j] = v`, bounds-checked as LoadOp; earlier stores stay visible."""
 
@@ -373,6 +405,7 @@ LOOPS: Final = Dialect(
         InplaceOp,
         FlipUpdateOp,
         OuterUpdateOp,
+        GatherDotOp,
         StoreOp,
         ForOp,
         WhileOp,
