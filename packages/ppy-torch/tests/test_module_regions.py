@@ -118,6 +118,26 @@ def _fast_calls(cls: Any) -> int:
     )
 
 
+def _misses(cls: Any) -> int:
+    """Calls of `cls.forward`'s regions whose C++ guard of the module tree missed."""
+    state = cls.forward.__ppy_specializations__
+    head = "specialized (s"
+    idents = {w[len(head) :][:8] for w in state.seen.values() if w.startswith(head)}
+    return sum(
+        v["fallback"].get("module", 0)
+        for k, v in ppy.stats().items()
+        if k.startswith("gptish:forward.") and k.rpartition("@")[2] in idents
+    )
+
+
+def _trusted(a: Any, b: Any, x: torch.Tensor) -> None:
+    """One call of each, bit-equal, the region's: `a`'s description is trusted after."""
+    from ppy_torch import describe
+
+    _same(a, b, x, grad=False)
+    assert id(a) in describe._TRUSTED
+
+
 def _same(a: Any, b: Any, x: torch.Tensor, *, grad: bool) -> None:
     with torch.set_grad_enabled(grad):
         got, want = a(x), b(x)
@@ -297,3 +317,139 @@ def _reason(model: Any) -> str:
     spec = method_spec(ctx)
     assert isinstance(spec, FallbackSpec), spec
     return spec.reason
+
+
+# -- the region's guard of the module tree (a trusted description is not re-described)
+
+
+def _eval_pair(mods: tuple[Any, Any], *args: Any) -> tuple[Any, Any]:
+    a, b = _pair(mods, "Net", *args)
+    a.eval()
+    b.eval()
+    return a, b
+
+
+def test_a_trusted_module_is_not_described_again(mods: tuple[Any, Any]) -> None:
+    from ppy_torch import describe
+
+    a, b = _eval_pair(mods)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    _trusted(a, b, idx)
+    calls: list[Any] = []
+    tree = describe._tree
+    describe._tree = lambda *args: calls.append(args) or tree(*args)  # type: ignore[assignment]
+    try:
+        ppy.reset_stats()
+        for _ in range(3):
+            _same(a, b, idx, grad=False)
+    finally:
+        describe._tree = tree  # type: ignore[assignment]
+    assert calls == []
+    assert _fast_calls(type(a)) == 3
+
+
+def test_to_dtype_between_calls(mods: tuple[Any, Any]) -> None:
+    """`.to(float64)` changes each parameter in place (`param.data`): the guard misses
+    once (Python answers), then the float64 tree specializes and is a region again."""
+    a, b = _eval_pair(mods)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    _trusted(a, b, idx)
+    a.to(torch.float64)
+    b.to(torch.float64)
+    ppy.reset_stats()
+    _same(a, b, idx, grad=False)
+    assert _misses(type(a)) == 1
+    assert _fast_calls(type(a)) == 0
+    _same(a, b, idx, grad=True)
+    assert _fast_calls(type(a)) == 1
+    assert a(idx).dtype == torch.float64
+
+
+def test_replaced_submodule_between_calls(mods: tuple[Any, Any]) -> None:
+    """A submodule replaced by one of its class is read afresh (the region stays); by a
+    module of another class, the guard misses and Python runs what is there now."""
+    fast, plain = mods
+    a, b = _eval_pair(mods)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    _trusted(a, b, idx)
+    torch.manual_seed(3)
+    a.blocks[1] = fast.MLP(N, 0.0).eval()
+    b.blocks[1] = plain.MLP(N, 0.0).eval()
+    b.blocks[1].load_state_dict(a.blocks[1].state_dict())
+    ppy.reset_stats()
+    _same(a, b, idx, grad=False)
+    assert _fast_calls(type(a)) == 1
+    a.head[1] = torch.nn.Softplus()
+    b.head[1] = torch.nn.Softplus()
+    ppy.reset_stats()
+    _same(a, b, idx, grad=False)
+    assert _misses(type(a)) == 1
+    assert _fast_calls(type(a)) == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "scalar",  # a scalar attribute the region holds as a constant
+        "training",  # Dropout(p > 0) in training mode is torch's
+        "requires_grad",
+        "hook",  # a forward hook set on a submodule
+        "global_hook",
+        "subclass",  # a parameter replaced by a tensor subclass
+        "appended",  # a block appended to the ModuleList the region unrolled
+    ],
+)
+def test_each_guard_runs_python(mods: tuple[Any, Any], change: str) -> None:
+    """After a region's call trusted the module, one change of each kind between calls:
+    the next call misses in the region's C++ guard and runs Python, bit-equal."""
+    fast, plain = mods
+    a, b = _eval_pair(mods, VOCAB, N, LAYERS, 0.25)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    _trusted(a, b, idx)
+    seen: list[int] = []
+    handles = []
+    if change == "scalar":
+        a.n_embd = b.n_embd = 3
+    elif change == "training":
+        a.blocks[0].train()
+        b.blocks[0].train()
+    elif change == "requires_grad":
+        a.wte.weight.requires_grad_(False)
+        b.wte.weight.requires_grad_(False)
+    elif change == "hook":
+        a.blocks[0].fc.register_forward_hook(lambda *_: seen.append(1))
+        b.blocks[0].fc.register_forward_hook(lambda *_: seen.append(2))
+    elif change == "global_hook":
+        hook = torch.nn.modules.module.register_module_forward_hook(lambda *_: seen.append(0))
+        handles.append(hook)
+    elif change == "subclass":
+
+        class Marked(torch.nn.Parameter):
+            pass
+
+        a.bias = Marked(a.bias.detach().clone())
+        b.bias = Marked(b.bias.detach().clone())
+    elif change == "appended":
+        torch.manual_seed(5)
+        a.blocks.append(fast.MLP(N, 0.25).eval())
+        b.blocks.append(plain.MLP(N, 0.25).eval())
+        b.blocks[-1].load_state_dict(a.blocks[-1].state_dict())
+    ppy.reset_stats()
+    try:
+        torch.manual_seed(11)
+        with torch.no_grad():
+            got = a(idx)
+        torch.manual_seed(11)
+        with torch.no_grad():
+            want = b(idx)
+    finally:
+        for h in handles:
+            h.remove()
+    assert torch.equal(_bits(got), _bits(want))
+    assert _misses(type(a)) == 1
+    assert _fast_calls(type(a)) == 0
+    if change == "hook":
+        assert seen == [1, 2]
+    if change == "global_hook":
+        assert len(seen) > 2  # every module's forward, in both models
+        assert len(seen) % 2 == 0
