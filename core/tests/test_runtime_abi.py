@@ -21,7 +21,7 @@ import pytest
 
 from ppy_core.interface.backend import CompiledUnit
 from ppy_core.runtime import abi, adapter, dispatch, integrity
-from ppy_core.runtime.module import ArtifactWarning, Binder
+from ppy_core.runtime.module import ArtifactWarning, Binder, bound
 
 CC = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler")
@@ -142,7 +142,7 @@ def bind(folder: Path, unit: CompiledUnit, fallback: Callable[..., Any]) -> Any:
     namespace: dict[str, Any] = {}
     integrity.mark(folder, set(unit.files))  # as the loaders' check of the folder does
     Binder(folder, manifest, namespace).bind({0: fallback})
-    return namespace["__ppy_site_0"]
+    return bound(namespace["__ppy_site_0"])  # bound now (a site binds at its first call)
 
 
 def kernel_unit(kernel: abi.CompiledKernel, runtime: str) -> CompiledUnit:

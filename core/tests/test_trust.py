@@ -20,7 +20,7 @@ from ppy_core.cache.quick import entry_files
 from ppy_core.cache.store import Cache
 from ppy_core.runtime import dispatch, integrity
 from ppy_core.runtime.finder import CompilingLoader, PpyFinder
-from ppy_core.runtime.module import ArtifactWarning, Binder
+from ppy_core.runtime.module import ArtifactWarning, Binder, bound
 
 needs_uids = pytest.mark.skipif(not hasattr(os, "getuid"), reason="no POSIX uids here")
 
@@ -154,7 +154,7 @@ def _bind(folder: Path, unit: dict[str, object], fallback: object) -> object:
     namespace: dict[str, object] = {}
     integrity.mark(folder, set(unit["files"]))  # type: ignore[arg-type]  # checked files
     Binder(folder, manifest, namespace).bind({0: fallback})  # type: ignore[dict-item]
-    return namespace["__ppy_site_0"]
+    return bound(namespace["__ppy_site_0"])  # bound now: its warning comes here
 
 
 @pytest.mark.parametrize(

@@ -288,8 +288,11 @@ def read_manifest(entry_dir: Path, key: str) -> dict[str, Any]:
 
 def check_files(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
     """Sizes always; hashes unless this process already checked these very files."""
+    from ppy_core.runtime import integrity
+
     files_dir = entry_dir / FILES
     stamp: list[object] = [str(entry_dir)]
+    seen: dict[str, tuple[int, ...]] = {}
     for rel, info in sorted(manifest["files"].items()):
         try:
             st = (files_dir / rel).stat()
@@ -301,18 +304,38 @@ def check_files(entry_dir: Path, manifest: Mapping[str, Any]) -> None:
             raise Corrupt(f"file {rel} is writable by others")
         if st.st_size != info["size"]:
             raise Corrupt(f"file {rel} is {st.st_size} bytes, the manifest says {info['size']}")
-        stamp.append(
-            (rel, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, info["sha256"])
-        )
+        seen[rel] = integrity.stamp(st)
+        stamp.append((rel, *seen[rel], info["sha256"]))
     key = tuple(stamp)
-    if key not in VERIFIED:
+    if key not in VERIFIED and not _remembered(entry_dir, key):
         for rel, info in manifest["files"].items():
             if sha256_file(files_dir / rel) != info["sha256"]:
                 raise Corrupt(f"file {rel} does not match its sha256")
         VERIFIED.add(key)
-    from ppy_core.runtime import integrity
+        _remember(entry_dir, key, [str(files_dir / rel) for rel in manifest["files"]])
+    # what the loaders may load from it, while each file is still the one checked
+    integrity.mark(files_dir, manifest["files"], seen)
 
-    integrity.mark(files_dir, manifest["files"])  # what the loaders may load from it
+
+def _verified_name(entry_dir: Path) -> str:
+    return f"verified:{entry_dir}"
+
+
+def _remembered(entry_dir: Path, key: tuple[object, ...]) -> bool:
+    """Whether an earlier process hashed these very files (each one's device, inode,
+    size, mtime and ctime, and the sha256 it matched, all as now): a record in the
+    cache's private `records/` (issue 32 item 2: a warm start does not hash its
+    megabytes again). Any write, replacement or chmod of a file changes its ctime."""
+    from ppy_core.cache import records
+
+    value = records.read(_verified_name(entry_dir), entry_dir.parent.parent)
+    return isinstance(value, list) and value == records.as_plain(key)
+
+
+def _remember(entry_dir: Path, key: tuple[object, ...], paths: list[str]) -> None:
+    from ppy_core.cache import records
+
+    records.write(_verified_name(entry_dir), paths, key, entry_dir.parent.parent)
 
 
 def remember_verified(entry_dir: Path, manifest: Mapping[str, Any]) -> None:

@@ -119,7 +119,7 @@ def _identities(files: dict[Any, Any]) -> bool:
 
 
 def plain(value: Any) -> bool:
-    """Whether `value` is plain data (what `_plain` writes) nested at most MAX_DEPTH
+    """Whether `value` is plain data (what `as_plain` writes) nested at most MAX_DEPTH
     deep: iterative, so a hostile record costs its size, not a recursion or a hang
     (marshal's references can make a list that holds itself: it is refused here)."""
     todo, seen = [(value, 0)], set()
@@ -149,7 +149,7 @@ def write(name: str, files: Iterable[str], value: Any, root: Path | None = None)
     recent = time.time_ns() - RACY_NS
     racy = any(v is not None and v[1] > recent for v in found.values())
     with contextlib.suppress(OSError, TypeError, ValueError):
-        data = {"format": FORMAT, "name": name, "files": found, "value": _plain(value)}
+        data = {"format": FORMAT, "name": name, "files": found, "value": as_plain(value)}
         data["racy"] = racy
         raw = marshal.dumps(data)
         trust.private_dir(path.parent)
@@ -165,17 +165,17 @@ def write(name: str, files: Iterable[str], value: Any, root: Path | None = None)
                 os.unlink(tmp)
 
 
-def _plain(value: Any) -> Any:
+def as_plain(value: Any) -> Any:
     """`value` as JSON would give it back (tuples as lists); TypeError unless it is
     plain data: a record holds no code object or other marshal-only type."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [as_plain(item) for item in value]
     if isinstance(value, dict):
         if not all(isinstance(key, str) for key in value):
             raise TypeError("record keys are strings")
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: as_plain(item) for key, item in value.items()}
     raise TypeError(f"a record holds plain data, not {type(value).__name__}")
 
 
@@ -253,6 +253,7 @@ __all__ = [
     "identity",
     "nearest_pyproject",
     "package_files",
+    "as_plain",
     "plain",
     "project_root",
     "read",

@@ -76,6 +76,19 @@ def register(site_id: str, site: Any, *, member: bool = False) -> None:
     _MEMBERS.pop(site_id, None)
 
 
+def replace(site_id: str, old: Any, new: Any) -> None:
+    """`new` answers for `site_id` where `old` did (a site bound at its first call,
+    `module.Unbound`), as the site or as one of its members."""
+    if _SITES.get(site_id) is old:
+        _SITES[site_id] = new
+        return
+    members = _MEMBERS.get(site_id, [])
+    for i, member in enumerate(members):
+        if member is old:
+            members[i] = new
+            return
+
+
 def stats() -> dict[str, dict[str, Any]]:
     """Per site: fast-path calls and fallbacks by reason."""
     out: dict[str, dict[str, Any]] = {}
@@ -274,6 +287,7 @@ def loaded_sites() -> Mapping[str, Any]:
 __all__ = [
     "PythonSite",
     "register",
+    "replace",
     "stats",
     "reset_stats",
     "format_stats",

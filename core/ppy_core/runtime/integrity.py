@@ -32,11 +32,56 @@ if TYPE_CHECKING:
 _VERIFIED: dict[str, frozenset[str]] = {}
 #: files that failed and were already named in a warning (one warning, not one per site)
 _REPORTED: set[str] = set()
+#: absolute path -> the identity (device, inode, size, mtime, ctime) of the file its
+#: check read: a site binds its kernel at its first call, maybe long after the check,
+#: and opens it only while the file is still the one that passed (`changed`)
+_STAMPS: dict[str, tuple[int, ...]] = {}
 
 
-def mark(directory: Path | str, names: Mapping[str, Any] | frozenset[str] | set[str]) -> None:
-    """Record that the files `names` under `directory` passed their check."""
-    _VERIFIED[os.path.abspath(directory)] = frozenset(names)
+def stamp(st: os.stat_result) -> tuple[int, ...]:
+    """A file's identity: any write, rename over it or chmod changes one of these."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def mark(
+    directory: Path | str,
+    names: Mapping[str, Any] | frozenset[str] | set[str],
+    stamps: Mapping[str, tuple[int, ...]] | None = None,
+) -> None:
+    """Record that the files `names` under `directory` passed their check; `stamps`:
+    their identities as the check saw them (`stamp`; a name without one, or already
+    known by its path, keeps the known one, else it is taken now)."""
+    folder = os.path.abspath(directory)
+    _VERIFIED[folder] = frozenset(names)
+    for name in names:
+        path = os.path.join(folder, name)
+        seen = stamps.get(name) if stamps else None
+        if seen is not None:
+            _STAMPS[path] = seen
+        elif path not in _STAMPS:
+            try:
+                _STAMPS[path] = stamp(os.stat(path))
+            except OSError:
+                _STAMPS[path] = ()
+
+
+def changed(directory: Path | str, names: list[str]) -> str | None:
+    """The first of `names` under `directory` that did not pass its check, or is no
+    longer the file that passed (its identity changed since); None when all hold.
+    A `stat` per file: cheap enough for each site's first call."""
+    folder = os.path.abspath(directory)
+    good = _VERIFIED.get(folder, frozenset())
+    for name in names:
+        if name not in good:
+            return name
+        path = os.path.join(folder, name)
+        try:
+            now = stamp(os.stat(path))
+        except OSError:
+            now = ()  # missing now: unchanged only if it was missing when marked
+        if _STAMPS.get(path) != now:
+            return name
+    return None
 
 
 def verified(directory: Path | str) -> frozenset[str]:
@@ -98,6 +143,7 @@ def check_tree(root: Path, files: object) -> tuple[set[str], dict[str, str]]:
             bad[rel] = "it does not match the sha256 recorded when it was built"
         else:
             good.add(rel)
+            _STAMPS[os.path.abspath(path)] = stamp(st)
     return good, bad
 
 
@@ -125,4 +171,13 @@ def mark_modules(root: Path, folders: list[str], good: set[str]) -> None:
         mark(root / folder, {rel[len(prefix) :] for rel in good if rel.startswith(prefix)})
 
 
-__all__ = ["check_tree", "mark", "mark_modules", "report", "safe_name", "verified"]
+__all__ = [
+    "changed",
+    "check_tree",
+    "mark",
+    "stamp",
+    "mark_modules",
+    "report",
+    "safe_name",
+    "verified",
+]

@@ -6,6 +6,7 @@ import builtins
 import sys
 import types
 import warnings
+from _thread import allocate_lock  # `threading` costs a start ~1-2 ms
 from pathlib import Path
 
 from ppy_core.runtime import dispatch, integrity
@@ -38,7 +39,8 @@ class Binder:
     ) -> None:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
         self.refuse, self.prefix = refuse, prefix
-        self.verified = integrity.verified(directory)  # the files that passed their check
+        self.lock = allocate_lock()  # a site binds once, whichever thread calls it first
+        self.kernels: dict[tuple[str, ...], tuple[Any, Any]] = {}  # see `_kernel`
         self.module = manifest["module"]["name"]
         # (line, col) -> site id: a specialization's sites count under the generic ones
         self.site_ids: dict[tuple[int, int], str] = {}
@@ -48,19 +50,35 @@ class Binder:
         for record in manifest.get("specializable", ()):
             namespace[f"{prefix}spec_{record['index']}__"] = self._specializing(record)
 
-    def _warn(self, message: str) -> None:
-        warnings.warn(f"ppy: {message}", ArtifactWarning, stacklevel=4)
+    def _warn(self, message: str, stacklevel: int = 4) -> None:
+        warnings.warn(f"ppy: {message}", ArtifactWarning, stacklevel=stacklevel)
 
     def bind(self, fallbacks: dict[int, Callable[..., Any]]) -> None:
+        """Give each expression site its name in the module: an `Unbound` site, which
+        loads its kernel at its first call (a module of thousands of sites starts in
+        O(1) per site; what is never called is never opened)."""
+        member = self.prefix != "__ppy_"
         for record in self.manifest["expr_sites"]:
-            index = record["index"]
-            if index not in fallbacks:
+            fallback = fallbacks.get(record["index"])
+            if fallback is None:
                 continue
-            fallback = fallbacks[index]
             site_id = f"{self.module}:{self._site_id(record)}"
-            site = self._make(record, fallback, site_id)
-            dispatch.register(site_id, site, member=self.prefix != "__ppy_")
-            self.namespace[f"{self.prefix}site_{index}"] = dispatch.wrap(site_id, site, fallback)
+            site = Unbound(self, record, fallback, site_id)
+            dispatch.register(site_id, site, member=member)
+            self.namespace[site.name] = site
+
+    def resolve(self, unbound: Unbound) -> Any:
+        """The dispatcher of `unbound` (made at its first call, once: threads wait);
+        from then on the module's name holds it, and the stats count it."""
+        with self.lock:
+            if unbound.bound is None:
+                record, fallback, site_id = unbound.record, unbound.fallback, unbound.site_id
+                site = self._make(record, fallback, site_id, stacklevel=5)
+                dispatch.replace(site_id, unbound, site)
+                unbound.bound = dispatch.wrap(site_id, site, fallback)
+                if self.namespace.get(unbound.name) is unbound:
+                    self.namespace[unbound.name] = unbound.bound
+        return unbound.bound
 
     def _site_id(self, record: dict[str, Any]) -> str:
         return self.site_ids.get((record.get("line"), record.get("col")), record["id"])
@@ -79,18 +97,27 @@ class Binder:
 
         return decorate
 
-    def _make(self, record: dict[str, Any], fallback: Callable[..., Any], site_id: str) -> Any:
+    def _make(
+        self,
+        record: dict[str, Any],
+        fallback: Callable[..., Any],
+        site_id: str,
+        stacklevel: int = 4,
+    ) -> Any:
+        """The site's dispatcher; its kernel's files are opened only while each is the
+        file that passed its check (`stacklevel`: of a warning, the program's line)."""
         unit = record.get("unit")
         if unit is None:
             return dispatch.PythonSite(fallback, "not compiled")
         if self.refuse:
             return dispatch.PythonSite(fallback, self.refuse)
-        unchecked = [f for f in unit["files"] if f not in self.verified]
-        if unchecked:  # edited, truncated, replaced or never checked: never opened
-            if integrity.report(self.directory / unchecked[0]):
+        unchecked = integrity.changed(self.directory, unit["files"])
+        if unchecked is not None:  # edited, truncated, replaced or never checked: not opened
+            if integrity.report(self.directory / unchecked):
                 self._warn(
                     f"site {site_id} ({record.get('text', '')}) runs as Python: its file "
-                    f"{unchecked[0]} failed its check against the manifest's sha256  [E3004]"
+                    f"{unchecked} failed its check against the manifest's sha256  [E3004]",
+                    stacklevel,
                 )
             return dispatch.PythonSite(fallback, "failed its check")
         from ppy_core.runtime.registered import Unregistered
@@ -100,13 +127,15 @@ class Binder:
         except Unregistered as exc:
             self._warn(
                 f"site {site_id} ({record.get('text', '')}) runs as Python: the "
-                f"manifest names what no installed distribution registers: {exc}  [E3007]"
+                f"manifest names what no installed distribution registers: {exc}  [E3007]",
+                stacklevel,
             )
             return dispatch.PythonSite(fallback, "unregistered loader")
         except Exception as exc:
             self._warn(
                 f"site {site_id} ({record.get('text', '')}) runs as Python: its "
-                f"compiled part failed to load: {exc}  [E3004]"
+                f"compiled part failed to load: {exc}  [E3004]",
+                stacklevel,
             )
             return dispatch.PythonSite(fallback, "load failed")
 
@@ -120,8 +149,7 @@ class Binder:
         runtime = unit.get("runtime")
         if runtime:
             found = adapter.adapter(str(runtime))
-            # the adapter opens the kernel's library (NumPy's in C: no ctypes on its start)
-            kernel = found.load_kernel(unit["data"], self.directory, unit["files"])
+            kernel = self._kernel(found, str(runtime), unit)
             if kernel is None:  # refused by this CPU (abi warned once)
                 return dispatch.PythonSite(fallback, "kernel cannot run here")
             store = record.get("store")
@@ -132,6 +160,19 @@ class Binder:
             return found.kernel_site(kernel, fallback, record["id"], **views)
         loader = adapter.resolve_loader(str(unit.get("loader", "")))
         return loader(unit["data"], self.directory, fallback, record)
+
+    def _kernel(self, found: Any, runtime: str, unit: dict[str, Any]) -> Any:
+        """The kernel `unit` names, loaded by its adapter (which opens the library;
+        NumPy's in C: no ctypes on its start) once per module: the sites sharing a
+        kernel (the same data, the same files) share what the adapter loaded."""
+        data, files = unit["data"], unit["files"]
+        key = (runtime, str(data.get("symbol")), *files)
+        known = self.kernels.get(key)
+        if known is not None and known[0] == data:
+            return known[1]
+        kernel = found.load_kernel(data, self.directory, files)
+        self.kernels[key] = (data, kernel)
+        return kernel
 
     def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
         def decorate(function: Callable[..., Any]) -> Any:
@@ -146,6 +187,34 @@ class Binder:
             return dispatch.wrap(site_id, site, fallback, writes=bool(record.get("writes")))
 
         return decorate
+
+
+class Unbound:
+    """An expression site not called yet: its first call has the binder make its
+    dispatcher (`Binder.resolve`), which then stands in the module under the same
+    name; until then the stats show the site with no call."""
+
+    __slots__ = ("binder", "bound", "fallback", "name", "record", "site_id")
+
+    def __init__(
+        self, binder: Binder, record: dict[str, Any], fallback: Callable[..., Any], site_id: str
+    ) -> None:
+        self.binder, self.record, self.fallback, self.site_id = binder, record, fallback, site_id
+        self.name = f"{binder.prefix}site_{record['index']}"
+        self.bound: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bound = self.bound if self.bound is not None else self.binder.resolve(self)
+        return bound(*args, **kwargs)
+
+    def ppy_stats(self) -> dict[str, Any]:
+        return {"fast": 0, "fallback": {}}
+
+
+def bound(value: Any) -> Any:
+    """`value` as it dispatches: an `Unbound` site bound now (tests and tools that
+    look at a site before the program calls it); anything else as it is."""
+    return value.binder.resolve(value) if type(value) is Unbound else value
 
 
 def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
@@ -183,25 +252,24 @@ def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
 
 
 def exec_artifact(
-    directory: Path, module: types.ModuleType, *, check: bool = False, source: str = ""
+    directory: Path,
+    module: types.ModuleType,
+    *,
+    check: bool = False,
+    source: str = "",
+    loaded: tuple[dict[str, Any], types.CodeType] | Exception | None = None,
 ) -> None:
     """Run the artifact module in `directory` inside `module`'s namespace; `source`:
-    the module's own file (else its spec's origin). A folder whose manifest or code
-    failed its check, or is malformed, runs that module as Python: one coded warning."""
-    good = integrity.verified(directory)
-    where = directory / "manifest.json"
-    try:
-        for name in ("manifest.json", "module.code"):
-            if name not in good:
-                where = directory / name
-                raise _unchecked(where)
-        manifest = read_manifest(directory)
-        code = read_code(directory, manifest)
-    except Exception as exc:
-        if not coded(exc):
-            raise
-        _exec_python(directory, module, source, exc, integrity.report(where))
+    the module's own file (else its spec's origin); `loaded`: what `load` already
+    gave for `directory` (a manifest of thousands of sites is read once). A folder
+    whose manifest or code failed its check, or is malformed, runs that module as
+    Python: one coded warning."""
+    found = load(directory) if loaded is None else loaded
+    if isinstance(found, Exception):
+        where = getattr(found, "ppy_where", directory / "manifest.json")
+        _exec_python(directory, module, source, found, integrity.report(where))
         return
+    manifest, code = found
     refuse = ""
     if check:
         mismatch = fingerprint_mismatch(manifest)
@@ -226,6 +294,28 @@ def exec_artifact(
     binder = Binder(directory, manifest, namespace, refuse)
     namespace["__ppy_bind__"] = binder.bind
     exec(code, namespace)
+
+
+def load(directory: Path) -> tuple[dict[str, Any], types.CodeType] | Exception:
+    """The checked manifest and code of the module folder `directory`, or the coded
+    error that says why not (its `ppy_where`: the file to name in a warning)."""
+    good = integrity.verified(directory)
+    where = directory / "manifest.json"
+    manifest = None
+    try:
+        for name in ("manifest.json", "module.code"):
+            if name not in good:
+                where = directory / name
+                raise _unchecked(where)
+        manifest = read_manifest(directory)
+        code = read_code(directory, manifest)
+    except Exception as exc:
+        if not coded(exc):
+            raise
+        exc.ppy_where = where  # type: ignore[attr-defined]
+        exc.ppy_manifest = manifest  # type: ignore[attr-defined]
+        return exc
+    return manifest, code
 
 
 def _unchecked(path: Path) -> Exception:
@@ -262,20 +352,18 @@ def _exec_python(
 def run_as_main(directory: Path, argv: list[str], *, check: bool = False, source: str = "") -> None:
     """Run the artifact as `__main__`, as `python FILE ARGS` would run its source
     (`source`: its path, where the caller knows it; else its manifest's)."""
+    loaded = load(directory)
     if not source:
-        try:
-            source = read_manifest(directory)["module"]["path"]
-        except Exception as exc:
-            if not coded(exc):
-                raise
-            source = str(directory / "source.py")
+        failed = isinstance(loaded, Exception)
+        manifest = getattr(loaded, "ppy_manifest", None) if failed else loaded[0]  # type: ignore[index]
+        source = manifest["module"]["path"] if manifest else str(directory / "source.py")
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     sys.argv = [source, *argv]
     sys.path.insert(0, str(Path(source).parent))
     dispatch.install_stats_printer()
-    exec_artifact(directory, main, check=check, source=source)
+    exec_artifact(directory, main, check=check, source=source, loaded=loaded)
 
 
 def user_traceback(exc: BaseException, source_files: set[str]) -> types.TracebackType | None:
@@ -335,9 +423,12 @@ def without_dispatch(tb: types.TracebackType | None) -> types.TracebackType | No
 
 __all__ = [
     "exec_artifact",
+    "load",
     "run_as_main",
     "ArtifactWarning",
     "Binder",
+    "Unbound",
+    "bound",
     "user_traceback",
     "without_dispatch",
     "FALLBACK_MARK",

@@ -54,8 +54,10 @@ import sys
 import numpy as np
 import ppy
 
+from ppy_core.runtime.module import bound
+
 mod = ppy.load(sys.argv[1], "verified")
-assert not type(mod.__dict__["__ppy_site_0"]).__name__ == "Site", "not wrapped"
+assert not type(bound(mod.__dict__["__ppy_site_0"])).__name__ == "Site", "not wrapped"
 rng = np.random.default_rng(0)
 specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, 1e308, 1.0])
 with np.errstate(all="ignore"):
@@ -229,7 +231,9 @@ def test_this_session_honours_ppy_verify(project: Path) -> None:
     """In a `PPY_VERIFY=1` session every site the tests load is wrapped in the check."""
     from _npharness import compile_pair, verify_mode
 
+    from ppy_core.runtime.module import bound
+
     pair = compile_pair(project, "verify_session", MODULE)
-    site = pair.fast.__dict__["__ppy_site_0"]
+    site = bound(pair.fast.__dict__["__ppy_site_0"])  # a site binds at its first call
     wrapped = verify_mode() or os.environ.get("PPY_FALLBACK") in ("warn", "error")
     assert (type(site).__name__ != "Site") == wrapped
