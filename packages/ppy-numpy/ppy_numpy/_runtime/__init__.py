@@ -62,6 +62,7 @@ def make_site(
     fallback: Callable[..., Any],
     site_id: str,
     keepalive: object = None,
+    *,
     nan_ok: bool = False,
     store: str = "",
     views: Sequence[Any] | None = None,
@@ -86,20 +87,20 @@ def make_site(
         threshold = min(threshold, PAR_THRESHOLD_LOOPS)
 
     site = _dispatch.Site(
-        address,
-        kind,
-        leaves,
-        fallback,
-        site_id,
-        table,
-        keepalive,
-        threshold,
-        nan_ok,
-        STORES[store],
-        view_table(views),
-        splat[0],
-        swaps,
-        splat[1],
+        kernel=address,
+        kind=kind,
+        leaves=leaves,
+        fallback=fallback,
+        site_id=site_id,
+        loops=table,
+        keepalive=keepalive,
+        par_threshold=threshold,
+        nan_ok=nan_ok,
+        store=STORES[store],
+        views=view_table(views),
+        splat=splat[0],
+        rows=splat[1],
+        swaps=swaps,
     )
     if not any(":" in name for name, _ in loops):
         return site
@@ -274,11 +275,11 @@ def _site(
         fallback,
         site_id,
         kernel.keepalive,
-        sig.nan_ok,
-        store,
-        views,
-        (entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX)),
-        swaps_table(kernel),
+        nan_ok=sig.nan_ok,
+        store=store,
+        views=views,
+        splat=(entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX)),
+        swaps=swaps_table(kernel),
     )
 
 

@@ -158,7 +158,7 @@ def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
                     lambda *a: None,
                     f"proof:{case.name}",
                     found[1],
-                    case.inputs == "nan",
+                    nan_ok=case.inputs == "nan",
                 )
             except (LookupError, AttributeError, TypeError) as exc:
                 verdict[case.name] = f"no float64 loop: {exc}"
