@@ -200,15 +200,6 @@ def _load(name: str) -> RuntimeAdapter | str | LookupError:
     return made
 
 
-def offers(name: str, capability: str) -> bool:
-    """Whether the adapter registered as `name` says `capability` (a boolean class
-    attribute such as `takes_views`); False when none loads."""
-    try:
-        return bool(getattr(adapter(name), capability, False))
-    except LookupError:
-        return False
-
-
 def resolve_loader(spec: str) -> Callable[..., Any]:
     """A backend's run-time loader, named by its registered name (entry point group
     `ppy.loaders`) or by exactly the "module:function" a registered entry point gives.
@@ -234,7 +225,6 @@ __all__ = [
     "RuntimeAdapter",
     "Unregistered",
     "adapter",
-    "offers",
     "registered",
     "registry",
     "resolve_loader",

@@ -53,6 +53,7 @@ class Oracle:
         self._memo: dict[tuple[str, Any], Any] = {}
         self._external: dict[str, Type] | None = None
         self._speculative: dict[str, TensorType] | None = None
+        self._runtimes: dict[str, object | None] = {}
 
     def _ask(self, hook: str, ctx: Any) -> Any:
         try:
@@ -81,6 +82,29 @@ class Oracle:
                     found.setdefault(answer.library, answer)
             self._speculative = found
         return self._speculative
+
+    def takes_views(self, library: str) -> bool:
+        """Whether `library`'s runtime adapter takes views (`RuntimeAdapter.takes_views`):
+        then a site passes its views' names and the adapter takes the views itself."""
+        return bool(getattr(self._runtime(library), "takes_views", False))
+
+    def store_elements(self, library: str) -> frozenset[str]:
+        """The element kinds `library`'s runtime adapter stores into targets
+        (`RuntimeAdapter.store_elements`); none where no adapter loads."""
+        return frozenset(getattr(self._runtime(library), "store_elements", ()))
+
+    def _runtime(self, library: str) -> object | None:
+        """`library`'s registered runtime adapter (None where none loads), asked once:
+        what the run time can do decides which sites a compile makes, so the front end
+        asks here rather than reading the runtime's registry itself."""
+        if library not in self._runtimes:
+            from ppy_core.runtime.adapter import adapter  # the runtime's registry
+
+            try:
+                self._runtimes[library] = adapter(library)
+            except LookupError:
+                self._runtimes[library] = None
+        return self._runtimes[library]
 
     def class_type(self, ctx: ClassContext) -> Type | None:
         return self._ask("class_type", ctx)

@@ -85,18 +85,12 @@ class BodyScope:
     counters: frozenset[str]  # loop counters: ints, never arrays
     steady: Mapping[str, int] = field(default_factory=dict)  # views.steady_names
 
-    def defers(self, leaves: list[ast.expr], library: str) -> bool:
-        """Whether a tree over `leaves` passes its views' names (`views.py`): each leaf
-        is a name or a view of a steady name, one at least a view, and the library's
-        runtime adapter takes views."""
-        from ppy_core.runtime.adapter import offers  # the runtime's registry, when asked
-
+    def defers(self, leaves: list[ast.expr]) -> bool:
+        """Whether a tree over `leaves` may pass its views' names (`views.py`), where its
+        library's runtime adapter takes views: each leaf is a name or a view of a steady
+        name, one at least a view."""
         views = [leaf for leaf in leaves if not isinstance(leaf, ast.Name)]
-        return (
-            bool(views)
-            and all(deferrable(leaf, self.steady) for leaf in views)
-            and offers(library, "takes_views")
-        )
+        return bool(views) and all(deferrable(leaf, self.steady) for leaf in views)
 
     def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
         return self._may(node, library, typer, frozenset())
@@ -277,7 +271,7 @@ def prune(
         if all(id(n) in plain for n in nodes):
             continue
         leaves = list(tree_leaves(tree, conv, operands))
-        defers = view.scope.defers(leaves, view.array.library)
+        defers = view.scope.defers(leaves) and view.oracle.takes_views(view.array.library)
         if (
             len(nodes) < MIN_OPERATIONS
             or not (defers or in_python_order(tree, conv, operands))

@@ -124,7 +124,7 @@ def refusal(
     if any(isinstance(n, _CALLING) for leaf in leaves for n in ast.walk(leaf)):
         return ""
     kind = getattr(result.element, "kind", "?")
-    if kind not in store_elements(result.library):
+    if kind not in typer.oracle.store_elements(result.library):
         return f"{result.library}'s runtime stores no {kind} result into a target"
     target = typer.expr(store.obj, conv)
     if target is UNKNOWN or target == result:
@@ -158,16 +158,6 @@ def unfused(store: Store, root: ast.expr, conv: dict[int, Converge], typer: Type
 def _into(result: TensorType, target: TensorType) -> str:
     kinds = (getattr(t.element, "kind", "?") for t in (result, target))
     return "the {} result goes into a {} target".format(*kinds)
-
-
-def store_elements(library: str) -> frozenset[str]:
-    """The element kinds `library`'s registered runtime adapter stores into targets."""
-    from ppy_core.runtime.adapter import adapter
-
-    try:
-        return frozenset(adapter(library).store_elements)
-    except LookupError:
-        return frozenset()
 
 
 def _simple_target(target: ast.Subscript) -> bool:
@@ -237,6 +227,5 @@ __all__ = [
     "key_value",
     "refusal",
     "statements_of",
-    "store_elements",
     "unfused",
 ]
