@@ -48,6 +48,7 @@ CODES: Final[dict[str, str]] = {
     "E1023": "an attribute a module does not have",
     "E1024": "a call whose arguments do not bind to the project's function, class or method",
     "E1025": "an attribute an instance of a project class cannot have",
+    "E1026": "what the run-time checks leave unknown, named under strict (a note)",
     "E1050": "a pydantic model is built with a constant its Field constraints refuse",
     "E1051": "a pydantic model is built with a keyword its constructor does not accept",
     "E1052": "a pydantic model is built without a required field",
@@ -123,7 +124,7 @@ CODES: Final[dict[str, str]] = {
 CHECK_ONLY: Final[frozenset[str]] = (
     frozenset(("E1003", "E1004", "E1005", "E1006", "E1007", "E1009"))
     | {"E1050", "E1051", "E1052", "E1053"}  # pydantic constructions its plugin refuses
-    | {"E1020", "E1021", "E1022", "E1023", "E1024", "E1025"}  # raising at run time
+    | {"E1020", "E1021", "E1022", "E1023", "E1024", "E1025", "E1026"}  # raising at run time
 )
 
 

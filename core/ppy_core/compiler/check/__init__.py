@@ -137,7 +137,7 @@ def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckRep
     with _collector_paused():
         # what raises at run time, over all the files together (their calls cross
         # modules); it parses every file first, for this pass too
-        run_time = raising.start(files, _roots(files))
+        run_time = raising.start(files, _roots(files), _strict_files(files, strict))
         for path in files:
             findings, hit = check_file(path, strict=strict)
             report.files += 1
@@ -146,6 +146,22 @@ def check_paths(paths: Iterable[str], *, strict: bool | None = None) -> CheckRep
         report.findings = _unique([*report.findings, *run_time()])
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _strict_files(files: list[Path], strict: bool | None) -> frozenset[Path]:
+    """The files checked under strict mode (`strict`, else their `[tool.ppy] strict`)."""
+    from ppy_core.project.config import load_config
+
+    if strict is not None:
+        return frozenset(files) if strict else frozenset()
+    found = set()
+    for path in files:
+        try:
+            if load_config(path).strict:
+                found.add(path)
+        except Error:
+            continue  # (its check reports the configuration)
+    return frozenset(found)
 
 
 def check_file(path: Path, *, strict: bool | None = None) -> tuple[list[Diagnostic], bool]:

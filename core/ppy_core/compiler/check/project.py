@@ -36,6 +36,7 @@ EXCEPTIONS = frozenset(
 )
 
 Key = tuple[str, ast.ClassDef]  # (module, class)
+_SKIPPED = object()  # a base that adds nothing to read: `object`, an exception
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,25 +205,39 @@ class Project:
             return None
         found: list[Key] = []
         for base in cls.bases:
-            made = (
-                self.namedtuple(module, base, base)
-                if isinstance(base, ast.Call)
-                else self._tuple_base(module, cls, base)
-            )
-            if made is not None:  # `class P(NamedTuple)`, `class P(namedtuple(...))`
-                found.append((module, made))
-                continue
-            if isinstance(base, ast.Name) and base.id not in self.defs(module):
-                if base.id == "object":
-                    continue
-                if base.id in EXCEPTIONS:
-                    self.exception_based.add(id(cls))
-                    continue
-            target = self.expr(module, base)
-            if target is None or not isinstance(target[1], ast.ClassDef):
+            known = self._base(module, cls, base)
+            if known is None:
                 return None
-            found.append((target[0], target[1]))
+            if known is not _SKIPPED:
+                found.append(known)  # type: ignore[arg-type]
         return found
+
+    def unknown_base(self, module: str, cls: ast.ClassDef) -> ast.expr | None:
+        """The first base (or class keyword) that makes the class's bases unknown."""
+        if cls.keywords:
+            return cls.keywords[0].value
+        return next((b for b in cls.bases if self._base(module, cls, b) is None), None)
+
+    def _base(self, module: str, cls: ast.ClassDef, base: ast.expr) -> Key | object | None:
+        """A base as a project class, _SKIPPED for `object` or an exception, None when
+        it is not known."""
+        made = (
+            self.namedtuple(module, base, base)
+            if isinstance(base, ast.Call)
+            else self._tuple_base(module, cls, base)
+        )
+        if made is not None:  # `class P(NamedTuple)`, `class P(namedtuple(...))`
+            return module, made
+        if isinstance(base, ast.Name) and base.id not in self.defs(module):
+            if base.id == "object":
+                return _SKIPPED
+            if base.id in EXCEPTIONS:
+                self.exception_based.add(id(cls))
+                return _SKIPPED
+        target = self.expr(module, base)
+        if target is None or not isinstance(target[1], ast.ClassDef):
+            return None
+        return target[0], target[1]
 
     def mro(self, module: str, cls: ast.ClassDef) -> list[Key] | None:
         """The class's method order over project classes (C3); None where a base is

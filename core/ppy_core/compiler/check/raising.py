@@ -42,6 +42,8 @@ from ppy_core.compiler.check.imports import (
 )
 from ppy_core.compiler.check.names import Binder
 from ppy_core.compiler.check.project import Project
+from ppy_core.compiler.check.undecided import CODE as UNDECIDED
+from ppy_core.compiler.check.undecided import undecided_findings
 from ppy_core.diagnostics import Diagnostic, Location
 
 FORMAT = 2  # of a cached entry; bump when the rules change
@@ -50,14 +52,17 @@ FORMAT = 2  # of a cached entry; bump when the rules change
 SUFFIXES = (".py", ".ppy")
 
 
-def runtime_findings(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> list[Diagnostic]:
-    """The findings over `paths` (`.py` and `.ppy` files), from the cache when unchanged."""
+def runtime_findings(
+    paths: Sequence[Path], roots: tuple[Path, ...] = (), strict: frozenset[Path] = frozenset()
+) -> list[Diagnostic]:
+    """The findings over `paths` (`.py` and `.ppy` files), from the cache when
+    unchanged; in the files of `strict`, a note (E1026) for each thing left unknown."""
     files = [p for p in paths if p.suffix in SUFFIXES]
-    key = _key(files)
+    key = _key(files, strict)
     cached = _load(key)
     if cached is not None:
         return cached
-    findings, read = _check(files, roots)
+    findings, read = _check(files, roots, strict)
     _store(key, findings, read)
     return findings
 
@@ -66,20 +71,22 @@ def runtime_findings(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> lis
 FORK_FROM = 8
 
 
-def start(paths: Sequence[Path], roots: tuple[Path, ...] = ()) -> Callable[[], list[Diagnostic]]:
+def start(
+    paths: Sequence[Path], roots: tuple[Path, ...] = (), strict: frozenset[Path] = frozenset()
+) -> Callable[[], list[Diagnostic]]:
     """Begin the checks of `paths`; the function returned waits for their findings.
     Cached, they are there at once; else, for a project of some size, a forked process
     runs them while the caller types its files (the machine's second core), sending
     its findings back pickled through a pipe (it computes them itself if that fails)."""
     files = [p for p in paths if p.suffix in SUFFIXES]
-    key = _key(files)
+    key = _key(files, strict)
     cached = _load(key)
     if cached is not None:
         return lambda: cached
     _parse_all(paths)  # (before the fork: both processes read these trees)
 
     def here() -> list[Diagnostic]:
-        findings, read = _check(files, roots)
+        findings, read = _check(files, roots, strict)
         _store(key, findings, read)
         return findings
 
@@ -120,7 +127,9 @@ def _parse_all(paths: Sequence[Path]) -> None:
             continue  # (each pass reports it in its own way)
 
 
-def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic], set[Path]]:
+def _check(
+    paths: list[Path], roots: tuple[Path, ...], strict: frozenset[Path] = frozenset()
+) -> tuple[list[Diagnostic], set[Path]]:
     parsed: list[tuple[Path, ModuleFile, bytes]] = []
     homes: list[Path] = []
     for path in paths:
@@ -154,13 +163,17 @@ def _check(paths: list[Path], roots: tuple[Path, ...]) -> tuple[list[Diagnostic]
     out: list[Diagnostic] = []
     for path, file, binder, source in every:
         found = list(_findings(file, binder, finder, project, written, extra, tested))
+        if path in strict:
+            unique = project if project.files.get(file.name) is file else None
+            found += undecided_findings(file, finder, unique)
         ignored = _ignored(source)
         for f in found:
             line = getattr(f.node, "lineno", 0)
             if 0 in ignored or line in ignored:
                 continue
             where = Location(str(path), line, getattr(f.node, "col_offset", 0) + 1)
-            out.append(Diagnostic(f.code, f.message, f.hint, where))
+            severity = "note" if f.code == UNDECIDED else "error"
+            out.append(Diagnostic(f.code, f.message, f.hint, where, severity=severity))
     return out, finder.read
 
 
@@ -274,11 +287,12 @@ def _stamp(path: Path) -> str:
     return f"{st.st_size}@{st.st_mtime_ns}"
 
 
-def _key(paths: list[Path]) -> str:
+def _key(paths: list[Path], strict: frozenset[Path] = frozenset()) -> str:
     from ppy_core.compiler.check.quick import _code_id
 
     document = {
         "format": FORMAT,
+        "strict": sorted(str(p) for p in strict),
         "core code": _code_id("ppy_core"),
         "python": sys.version,
         "path": sys.path,
