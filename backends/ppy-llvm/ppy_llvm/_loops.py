@@ -15,7 +15,8 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
 * the return code: 0 returned, 1 IndexError, 2 ZeroDivisionError, 3 ValueError
   (math domain error), 4 ValueError (np.dot / @ of lengths that differ), 5 run
   the call as Python (returned on entry, before anything ran: an array updated in
-  place whose layout NumPy would not coalesce, `_loops_inplace`), 6 run the call
+  place whose layout NumPy would not coalesce, `_loops_inplace`; operands of lengths
+  NumPy would broadcast, `_loops_outer`), 6 run the call
   as Python, where only arrays the function made were written (`_loops_flip`).
   Stores made before an error stay made, as in Python.
 * np.dot / @ call NumPy's own BLAS `ddot` through the library's global

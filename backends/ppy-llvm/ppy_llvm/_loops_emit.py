@@ -94,7 +94,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps):
                     self.values[id(arg)] = raw if py == "int" else self.b.bitcast(raw, self.f64)
                 word += 1
         entry_checks(self)  # LAYOUT before anything runs: Python takes the call
-        outer_entry_checks(self)  # RERUN likewise: lengths NumPy would broadcast
+        outer_entry_checks(self)  # likewise: lengths NumPy would broadcast
         self.block(self.func.entry)
         if not self.b.block.is_terminated:
             self.finish(OK)

@@ -6,7 +6,8 @@ does the same: u and v copied first (they may be a column and a row of X, which
 the pass changes), then each X[i, j] read once and written once, as
 `x < t ? x : t` (NumPy's integer minimum; `>` for maximum; equal ints are equal
 either way). On entry, before anything runs, a u or v whose length is not X's
-(NumPy broadcasts or raises) makes the call run as Python (`RERUN`).
+(NumPy broadcasts or raises) makes the call run as Python (`LAYOUT`, the code of a
+call returned before it ran).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._loops_blas import _libc
-from ._loops_flip import RERUN
+from ._loops_inplace import LAYOUT
 
 
 class OuterOps:
@@ -40,7 +41,8 @@ class OuterOps:
 
 
 def entry_checks(host: Any) -> None:
-    """RERUN before anything runs where a u or v is not as long as X's axis."""
+    """LAYOUT (run as Python, returned before anything ran) where a u or v is not as
+    long as X's axis: NumPy broadcasts it or raises."""
     b_ = host.b
     for op in host.func.walk():
         if op.name != "loops.outer_update":
@@ -50,7 +52,7 @@ def entry_checks(host: Any) -> None:
             shape = host.arrays[id(op.operands[k])][1]
             n = shape[op.attributes["views"][k - 1].index("s")]
             with b_.if_then(b_.icmp_signed("!=", n, want), likely=False):
-                host.finish(RERUN)
+                host.finish(LAYOUT)
 
 
 def _size(array: Any) -> int:

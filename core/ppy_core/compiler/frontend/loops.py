@@ -100,7 +100,8 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
                 ):
                     out.append(Param(arg.arg, "unused"))  # Python ignores it: so do we
                     continue
-                rank = ranks.get(arg.arg) or self._shape_rank(arg.arg)
+                rank = ranks.get(arg.arg) or self.implied_rank(arg.arg)
+                rank = rank or self._shape_rank(arg.arg)
                 if rank not in (1, 2):
                     raise Refused(arg, f"`{arg.arg}` is not indexed as a 1-D or 2-D array")
                 if t.shape is not None and len(t.shape) != rank:

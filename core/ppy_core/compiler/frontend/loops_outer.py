@@ -33,6 +33,7 @@ _INTS = ("i32", "i64")
 class OuterStatements:
     """`X[:] = np.minimum(X, np.add.outer(u, v))`; mixed into LoopsBuilder."""
 
+    func: ast.FunctionDef
     typer: Any
     arrays: dict[str, Param]
     args: dict[str, Value]
@@ -93,6 +94,20 @@ class OuterStatements:
             views=tuple(views),
         )
         return True
+
+    def implied_rank(self, name: str) -> int | None:
+        """2 for an array the function uses only whole, as such a statement's X
+        (`path[:] = np.minimum(path[:], ...)` says nothing else of its rank)."""
+        for node in ast.walk(self.func):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and _whole(node.targets[0]) == name
+                and isinstance(node.value, ast.Call)
+                and _FNS.get(self.typer.qualname(node.value.func) or "")
+            ):
+                return 2
+        return None
 
     def _whole_view(
         self, node: ast.expr, assigned: set[str], kind: str, where: str
