@@ -185,6 +185,22 @@ def _plain(node: ast.expr) -> bool:
     return _cannot_raise(node)
 
 
+def _original(func: ast.FunctionDef, stmt: ast.stmt) -> ast.stmt:
+    """The statement of `func` at `stmt`'s place: the builder may work on a renamed
+    copy of the body (a name bound once keeps its name there)."""
+    place = (type(stmt), stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset)
+    for node in ast.walk(func):
+        if isinstance(node, ast.stmt) and place == (
+            type(node),
+            node.lineno,
+            node.col_offset,
+            node.end_lineno,
+            node.end_col_offset,
+        ):
+            return node
+    return stmt
+
+
 def _check_uses(builder: Any, stmt: ast.Assign, name: str, where: str) -> None:
     """The view's name is bound only here, and read only after it in the statement
     list holding it, as an operand of np.dot / @ or the index of a gather."""
@@ -196,6 +212,7 @@ def _check_uses(builder: Any, stmt: ast.Assign, name: str, where: str) -> None:
     ]
     if len(stores) != 1:
         raise Refused(stmt, f"{where}: a named view is bound once")
+    stmt = _original(func, stmt)
     body = next(
         block
         for n in ast.walk(func)
