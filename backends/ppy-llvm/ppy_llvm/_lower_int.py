@@ -2,7 +2,8 @@
 
 NumPy's int64/int32 ``+ - *`` wrap around modulo 2**64 / 2**32 without a warning,
 its comparisons are signed, `np.abs` of the most negative value is itself, and
-`np.maximum`/`np.minimum` pick by a signed compare: LLVM's plain integer
+`np.maximum`/`np.minimum` pick by a signed compare, `np.clip(x, lo, hi)` is NumPy's
+`min(max(x, lo), hi)` (so `hi` where lo > hi): LLVM's plain integer
 instructions (no ``nsw``/``nuw`` flags: wrapping is defined) give exactly that, with
 no FP flags to keep. Division, powers and anything producing a float are refused in
 `_from_ir` (E2049): NumPy computes those in float64 or raises on zero.
@@ -20,7 +21,19 @@ INT_ARITH = {"add": "add", "sub": "sub", "mul": "mul"}
 INT_PREDICATES = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 #: the ops an integer kernel holds
 INT_OPS = frozenset(
-    {"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "compare", "select", "logical"}
+    {
+        "add",
+        "sub",
+        "mul",
+        "neg",
+        "abs",
+        "maximum",
+        "minimum",
+        "clip",
+        "compare",
+        "select",
+        "logical",
+    }
 )
 
 
@@ -52,6 +65,11 @@ def lower_int(ctx: LowerCtx, node: Node, args: list[str]) -> str:
         pred = "sgt" if op == "maximum" else "slt"
         better = em.assign(f"icmp {pred} {ty} {args[0]}, {args[1]}")
         return em.assign(f"select {ctx.bt} {better}, {ty} {args[0]}, {ty} {args[1]}")
+    if op == "clip":  # NumPy's _NPY_CLIP: _NPY_MIN(_NPY_MAX(x, lo), hi)
+        above = em.assign(f"icmp sgt {ty} {args[0]}, {args[1]}")
+        low = em.assign(f"select {ctx.bt} {above}, {ty} {args[0]}, {ty} {args[1]}")
+        below = em.assign(f"icmp slt {ty} {low}, {args[2]}")
+        return em.assign(f"select {ctx.bt} {below}, {ty} {low}, {ty} {args[2]}")
     if op == "compare":
         pred = INT_PREDICATES[str(node.attr("pred"))]
         return em.assign(f"icmp {pred} {ty} {args[0]}, {args[1]}")

@@ -172,8 +172,8 @@ def loop_name(node: Node, spec: KernelSpec) -> str | None:
         return str(node.attr("op"))
     if node.op == "binary":
         return str(node.attr("op"))
-    if node.op == "clip":
-        return "clip"
+    if node.op == "clip":  # integers clip inline (`_lower_int`), floats call NumPy's loop
+        return None if spec.dtype in ("i64", "i32") else "clip"
     if node.op == "pow":
         if node.attr("scalar_fast_path", False) and const_value(spec, node.args[1]) in POW_FAST:
             return None

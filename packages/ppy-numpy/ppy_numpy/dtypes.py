@@ -11,7 +11,7 @@ NumPy runs it:
   or a 0-d float64 array is a strong operand that promotes to float64, so a call
   passing one runs NumPy;
 * int64 (or int32) arrays with Python ints, under ``+ - *``, negation, abs,
-  maximum/minimum and comparisons: an int64 (int32) array, wrapping around as NumPy
+  maximum/minimum, clip and comparisons: an int64 (int32) array, wrapping around as NumPy
   does (the guard refuses a Python int outside the type: NumPy raises OverflowError);
 * a mix of float32 and float64 arrays (NumPy promotes to float64), an operand that
   may be either (unannotated), int arrays under `/`, `**` or with a float (float64
@@ -35,7 +35,7 @@ from ppy_numpy import tables as T
 FLOAT_KINDS = ("f64", "f32")
 INT_KINDS = ("i64", "i32")
 #: the operations whose integer results a kernel gives exactly (wrapping)
-INT_OPS = frozenset({"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "compare"})
+INT_OPS = frozenset({"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "clip", "compare"})
 
 
 def elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> TensorType | None:

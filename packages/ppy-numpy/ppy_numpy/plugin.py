@@ -77,6 +77,10 @@ class NumpyPlugin(Plugin):
             "numpy.ndarray": T.ARRAY,
             "numpy.float64": F64,
             "numpy.float32": F32,
+            # an np.int64 meets int64 and float64 arrays as a Python int does (the same
+            # result dtype); with int32 or float32 arrays it promotes, which the guards
+            # check (they take it only beside int64 arrays or in a float64 kernel)
+            "numpy.int64": I64,
             T.GENERATOR: _GENERATOR,
         }
 
@@ -336,7 +340,7 @@ def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | Non
 def _clip(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None:
     """`np.clip(x, lo, hi)` as NumPy 2's `_clip` dispatches it: both bounds given, its
     clip ufunc; a literal None bound, np.minimum / np.maximum of the other; both None
-    (NumPy: positive, a copy) and anything but float64 operands stay NumPy."""
+    (NumPy: positive, a copy) stays NumPy; so do operands NumPy would promote."""
     if len(args) != 3:
         return None
     consts = (*constants, NOT_CONSTANT, NOT_CONSTANT, NOT_CONSTANT)[:3]
@@ -346,7 +350,7 @@ def _clip(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None
         return None
     if not (isinstance(args[0], TensorType) or args[0] is UNKNOWN):
         return None  # np.clip of a Python number: NumPy's scalar path
-    result = _elementwise_result(operands)
+    result = _elementwise_result(operands, "clip")
     if result is None:
         return None
     if len(given) == 3:

@@ -104,7 +104,7 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("empty-2d", "triad", lambda: (np.empty((0, 3)),) * 3, "guard: empty"),
     ("scalar-float32", "scaled", lambda: (_f64(), np.float32(1.5)), "guard: scalar"),
     ("scalar-huge-int", "scaled", lambda: (_f64(), 2**53 + 1), "guard: scalar"),
-    ("scalar-int64", "scaled", lambda: (_f64(), np.int64(3)), "guard: scalar"),
+    ("scalar-int64-huge", "scaled", lambda: (_f64(), np.int64(2**53 + 1)), "guard: scalar"),
     ("scalar-complex", "scaled", lambda: (_f64(), 1 + 2j), "guard: scalar"),
     ("scalar-array", "scaled", lambda: (_f64(), _f64()), "guard: scalar"),
     ("scalar-bool", "scaled", lambda: (_f64(), True), "guard: scalar"),

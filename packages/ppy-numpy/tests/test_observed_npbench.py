@@ -8,6 +8,11 @@ equal to plain Python's bit for bit.
 * reductions along an axis of float arrays (`np.max(x, axis=-1, keepdims=True)`,
   softmax): an array of the input's dtype. Untyped, a float32 softmax's
   `tmp_out / tmp_sum` guessed `tmp_sum` a float64 array and refused (`guard: dtype`).
+* NumPy integer scalars and np.clip of int arrays (compute: `np.clip(a1, 2, 10) * a +
+  a2 * b + c` over int64 arrays with np.int64 a, b, c): an np.int64 is typed as a
+  Python int (with int64 and float64 arrays NumPy gives the same dtype), its guard
+  takes it beside int64 arrays and in float64 kernels (|v| <= 2**53) and refuses it
+  where it promotes (int32, float32 arrays); the int clip is inline min/max.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ def softmax(x):
     tmp_out = np.exp(x - tmp_max)
     tmp_sum = np.sum(tmp_out, axis=-1, keepdims=True)
     return tmp_out / tmp_sum
+
+
+def compute(array_1, array_2, a, b, c):
+    return np.clip(array_1, 2, 10) * a + array_2 * b + c
 
 
 def centered(x):
@@ -117,3 +126,48 @@ def test_axis_reductions_keep_the_float_dtype(
         assert outcome_difference(got, want) is None, outcome_difference(got, want)
         assert got.value.dtype == dtype
         assert c["fast"] >= 1, name
+
+
+_INTS = st.one_of(
+    st.integers(-(2**62), 2**62),
+    st.sampled_from([0, 1, -1, 2**63 - 1, -(2**63), 2**53 + 1]),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    dtype=st.sampled_from([np.int64, np.int32, np.float64, np.float32]),
+    scalars=st.tuples(_INTS, _INTS, _INTS),
+    wrap=st.sampled_from([np.int64, int]),
+    seed=st.integers(0, 2**16),
+)
+def test_numpy_int_scalars_and_int_clip(
+    pair: Pair, dtype: Any, scalars: tuple[int, int, int], wrap: Any, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    a1, a2 = (rng.integers(-50, 1000, size=(5, 7)).astype(dtype) for _ in range(2))
+    a, b, c = (wrap(v) for v in scalars)
+    with fast_calls(pair, "compute") as fast:
+        got = call(pair.fast.compute, (a1, a2, a, b, c), all="ignore")
+    want = call(pair.plain.compute, (a1, a2, a, b, c), all="ignore")
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
+    small = all(abs(v) <= 2**53 for v in scalars)
+    # the kernel runs where NumPy computes in the arrays' type with these scalars
+    expected = (dtype == np.int64 and wrap is np.int64) or (
+        dtype == np.float64 and wrap is np.int64 and small
+    )
+    if expected:
+        assert fast["fast"] == 1, (dtype, wrap, scalars)
+
+
+def test_int_clip_with_crossed_bounds_is_numpys(pair: Pair) -> None:
+    """np.clip with lo > hi gives hi everywhere (NumPy's min(max(x, lo), hi))."""
+    x = np.arange(-20, 20, dtype=np.int64)
+    for args in [(x, x, np.int64(3), np.int64(-2), np.int64(7)), (x, x[::-1].copy(), 1, 2, 3)]:
+        with fast_calls(pair, "compute") as fast:
+            got = call(pair.fast.compute, args)
+        want = call(pair.plain.compute, args)
+        assert outcome_difference(got, want) is None
+        assert fast["fast"] == 1

@@ -249,7 +249,7 @@ KEPT: dict[str, tuple[str, Any, str]] = {
     "f64 target": ("i64_assign", lambda r: (_f64(r), _i64(r), _i64(r)), "guard: target"),
     "read-only": ("i32_iadd", lambda r: (_read_only(_i32(r)), _i32(r), 1), "guard: target"),
     "int32 range": ("i32_iadd", lambda r: (_i32(r), _i32(r), 2**31), "guard: scalar"),
-    "np.int64": ("i64_iadd", lambda r: (_i64(r), _i64(r), np.int64(3)), "guard: scalar"),
+    "np.int64 with int32": ("i32_iadd", lambda r: (_i32(r), _i32(r), np.int64(3)), "guard: scalar"),
     "np.float64": (
         "f32_assign",
         lambda r: (_f32(r), _f32(r), _f32(r), np.float64(0.5)),

@@ -131,10 +131,27 @@ static PyObject *fallback(SiteObject *s, int reason, PyObject *const *args, size
     return PyObject_Vectorcall(s->fallback, args, nargsf, kw);
 }
 
-/* A float64 scalar operand: exact float, np.float64, int with |v| <= 2**53, 0-d float64 array. */
+/* An np.int64 (whichever C type NumPy maps it to on this platform). */
+static int is_int64_scalar(PyObject *o) {
+    PyArray_Descr *d = PyArray_DescrFromScalar(o);
+    int found = d != NULL && d->type_num == NPY_INT64;
+    Py_XDECREF(d);
+    return found;
+}
+
+/* A float64 scalar operand: exact float, np.float64, int or np.int64 with |v| <= 2**53
+   (NumPy casts either to float64 beside float64 arrays, exactly), 0-d float64 array. */
 static int as_scalar(PyObject *o, double *v) {
     if (PyFloat_CheckExact(o)) { *v = PyFloat_AS_DOUBLE(o); return 1; }
     if (PyArray_IsScalar(o, Double)) { *v = PyArrayScalar_VAL(o, Double); return 1; }
+    if (PyArray_IsScalar(o, SignedInteger)) {
+        int64_t x;
+        if (!is_int64_scalar(o)) return 0;
+        PyArray_ScalarAsCtype(o, &x);
+        if (x > (1LL << 53) || x < -(1LL << 53)) return 0;
+        *v = (double)x;
+        return 1;
+    }
     if (PyLong_CheckExact(o)) {
         int overflow = 0;
         long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -178,8 +195,16 @@ static int check_array_of(PyObject *o, int type) {
 }
 
 /* An 'n' leaf: a Python int within the kernel's integer type, its bits in the double
-   slot. Out of range NumPy 2 raises OverflowError: NumPy answers. */
+   slot. Out of range NumPy 2 raises OverflowError: NumPy answers. An np.int64 with
+   int64 arrays is int64 arithmetic too (with int32 arrays it promotes: NumPy answers). */
 static int int_scalar(PyObject *o, int itype, double *slot) {
+    if (itype == NPY_INT64 && PyArray_IsScalar(o, SignedInteger)) {
+        if (!is_int64_scalar(o)) return 0;
+        int64_t x;
+        PyArray_ScalarAsCtype(o, &x);
+        memcpy(slot, &x, sizeof x);
+        return 1;
+    }
     if (!PyLong_CheckExact(o)) return 0;
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
