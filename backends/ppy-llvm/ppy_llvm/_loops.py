@@ -157,6 +157,7 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
                 (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
                 or op.name in ("loops.dot", "loops.gather_dot", "loops.inplace")
                 or op.name == "loops.flip_update"
+                or op.name == "loops.vector"
                 or op.attributes.get("fn") == "np_sqrt"
                 for op in func.walk()
             ),

@@ -23,11 +23,13 @@ from ._loops_outer import entry_checks as outer_entry_checks
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
 from ._loops_spec import restored, speculation
+from ._loops_vector import VectorOps
+from ._loops_vector import entry_checks as vector_entry_checks
 
 OK, INDEX_ERROR = 0, 1
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:
@@ -94,6 +96,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps):
                     self.values[id(arg)] = raw if py == "int" else self.b.bitcast(raw, self.f64)
                 word += 1
         entry_checks(self)  # LAYOUT before anything runs: Python takes the call
+        vector_entry_checks(self)
         outer_entry_checks(self)  # likewise: lengths NumPy would broadcast
         self.block(self.func.entry)
         if not self.b.block.is_terminated:

@@ -115,7 +115,8 @@ def speculation(op: Any) -> tuple[frozenset[int], tuple[str, ...]]:
     if not innermost(op):
         return none
     body = [inner for inner in op.walk() if inner is not op]
-    if any(inner.name in ("loops.store", "loops.inplace", "loops.return") for inner in body):
+    stops = ("loops.store", "loops.inplace", "loops.vector", "loops.return")
+    if any(inner.name in stops for inner in body):
         return none
     sets: dict[str, list[Any]] = {}
     gets: dict[str, list[Any]] = {}

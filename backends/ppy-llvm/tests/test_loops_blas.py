@@ -194,8 +194,7 @@ def test_what_stays_python_is_named(kernels, tmp_path: Path) -> None:
     remarks = load_manifest(compile_file(path).entry)["remarks"]
     why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
     assert "a slice with a step does not compile yet" in why["with_step"]
-    assert "an array expression on the right of an in-place update" in why["syrk"]
-    assert "line 64" in why["syrk"]  # the statement, by its line
+    assert "syrk" not in why  # its array statements compile (test_loops_vector)
 
 
 # -- random loop bodies ----------------------------------------------------------
@@ -415,7 +414,8 @@ def test_updates_warn_and_keep_numpy_nans(updates) -> None:
 def test_a_scale_takes_an_np_float64(updates) -> None:
     """NPBench passes trmm's alpha as an np.float64: `B *= alpha` gives the same
     answer for it and for a float, so the fast path takes both; `syrk_rows` and
-    `updates` too. `mixed` divides by its alpha elsewhere: a float only."""
+    `updates` too, and `mixed`, whose `alpha / B[i, 1]` is NumPy's scalar division for
+    either (a float over an np.float64). `accumulate` adds alpha to a float: a float only."""
     mod, plain = updates
     rng = np.random.default_rng(3)
     A, B = rng.random((6, 6)), rng.random((6, 5))
@@ -424,15 +424,13 @@ def test_a_scale_takes_an_np_float64(updates) -> None:
         _same(mod, plain, "syrk_rows", alpha, A)
     _same(mod, plain, "updates", np.ones((2, 2)), np.ones(3), np.float64(0.0))
     B = np.zeros((3, 2))
-    _same(mod, plain, "mixed", 2.0, B)  # ZeroDivisionError
+    _same(mod, plain, "mixed", 2.0, B)  # NumPy's inf and its warning
     _same(mod, plain, "accumulate", 0.5, np.ones(4))
     before = sum(mod.accumulate.ppy_stats()["fallback"].values())
     args = (np.float64(0.5), np.ones(4))
     assert outcome(mod.accumulate, *args) == outcome(plain.accumulate, *args)
     assert sum(mod.accumulate.ppy_stats()["fallback"].values()) == before + 1
-    before = sum(mod.mixed.ppy_stats()["fallback"].values())
-    assert outcome(mod.mixed, np.float64(2.0), B) == outcome(plain.mixed, np.float64(2.0), B)
-    assert sum(mod.mixed.ppy_stats()["fallback"].values()) == before + 1
+    _same(mod, plain, "mixed", np.float64(2.0), B)
 
 
 def test_update_of_a_layout_numpy_would_not_coalesce_runs_python(updates) -> None:

@@ -44,6 +44,7 @@ from ppy_core.compiler.frontend.loops_expr import (
 from ppy_core.compiler.frontend.loops_flip import FlipViews
 from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_locals import local_arrays
+from ppy_core.compiler.frontend.loops_vector import VectorStatements
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 _OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
 
-class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
+class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, LoopExpressions):
     """Builds one function's loops IR, or raises Refused."""
 
     def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
@@ -146,8 +147,9 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
 
     # -- the build, repeated until the int bounds stop growing -----------------------
     def build(self) -> FuncOp:
-        params = _scales(self.func, self.params())
+        params = self.params()
         self.locals = local_arrays(self.func, self.typer, params)
+        params = _scales(self.func, params, {p.name for p in self.locals.params})
         params = params + self.locals.params  # the arrays made up front: passed in
         for _ in range(8):  # a bound still growing after this grows with each iteration
             before = dict(self.bounds)
@@ -234,6 +236,8 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
             return True  # `cols = A_col[A_row[i]:A_row[i + 1]]` (loops_gather)
         if isinstance(stmt, ast.Assign) and self.outer_update(stmt, assigned):
             return True  # `X[:] = np.minimum(X, np.add.outer(u, v))` (loops_outer)
+        if isinstance(stmt, ast.Assign) and self.vector_statement(stmt, assigned):
+            return True  # `Q[:, k] = A[:, k] / R[k, k]` (loops_vector)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             self._store(stmt.targets[0], self.expr(stmt.value, assigned), stmt, assigned)
             return True
@@ -242,6 +246,8 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, LoopExpressions):
             return True
         if isinstance(stmt, ast.AugAssign) and self.flip_update(stmt, assigned):
             return True  # `y[:k] += alpha * np.flip(y[:k])` (loops_flip)
+        if isinstance(stmt, ast.AugAssign) and self.vector_statement(stmt, assigned):
+            return True  # `C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]` (loops_vector)
         if isinstance(stmt, ast.AugAssign) and self.is_view(stmt.target):
             self.inplace(stmt, assigned)
             return True
@@ -424,11 +430,14 @@ def _docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _scales(func: ast.FunctionDef, params: list[Param]) -> list[Param]:
+def _scales(func: ast.FunctionDef, params: list[Param], made: set[str]) -> list[Param]:
     """A `float` parameter used only as the whole right side of in-place updates
-    (`B *= alpha`) takes an np.float64 as well ("real"): NumPy's ufunc makes the same
-    double of either, so the answer cannot tell them apart (NPBench passes them)."""
-    arrays = {p.name for p in params if p.kind == "array"}
+    (`B *= alpha`) or as an operand of + - * / beside an array's element or view
+    (`alpha * A[i, k]`, `A[:n, k] * alpha`, `alpha * x` of an array x) takes an
+    np.float64 as well ("real"): NumPy's scalar math or ufunc makes the same double
+    of either, with the same warnings, so the answer cannot tell them apart (NPBench
+    passes them). `made`: the arrays the function makes up front."""
+    arrays = {p.name for p in params if p.kind == "array"} | made
 
     def updated(target: ast.expr) -> bool:  # an array parameter, or a view of one
         if isinstance(target, ast.Name):
@@ -442,6 +451,16 @@ def _scales(func: ast.FunctionDef, params: list[Param]) -> list[Param]:
         for n in ast.walk(func)
         if isinstance(n, ast.AugAssign) and isinstance(n.value, ast.Name) and updated(n.target)
     }
+
+    def of_array(node: ast.expr) -> bool:  # an array, its element or its view
+        base = subscript_chain(node)[0] if isinstance(node, ast.Subscript) else node
+        return isinstance(base, ast.Name) and base.id in arrays
+
+    for n in ast.walk(func):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+            for mine, other in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(mine, ast.Name) and of_array(other):
+                    whole.add(id(mine))
     out = []
     for p in params:
         if p.kind == "float":

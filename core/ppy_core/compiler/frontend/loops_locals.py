@@ -1,7 +1,8 @@
 """Typed loops: the arrays a function makes up front and the arrays it returns.
 
-`x = np.zeros_like(b)` / `np.empty_like(b)` as the function's first statements (b a
-typed array parameter, x assigned nowhere else) make x one more array of b's type:
+`x = np.zeros_like(b)` / `np.empty_like(b)`, and `x = np.zeros(shape, dtype=b.dtype)` /
+`np.empty(...)` with a tuple shape, as the function's first statements (b a typed
+array parameter, x assigned nowhere else) make x one more array of b's element type:
 the runtime site runs exactly those statements in Python before the call (NumPy's
 own allocation, its layout and its errors) and hands the arrays in. A last
 statement `return x, y` (or `return x`) of such arrays or array parameters, and no
@@ -15,8 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ppy_core.compiler.frontend.loops_expr import Param, Refused
+from ppy_core.ir.types import TensorType
 
 MAKERS = ("numpy.zeros_like", "numpy.empty_like")
+#: makers of a shape given as a tuple, `dtype=b.dtype` naming the element type
+SHAPED = ("numpy.zeros", "numpy.empty")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +46,16 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
         found = _maker(stmt, typer)
         if found is None:
             break
-        name, base = found
+        name, base, rank = found
         p = arrays.get(base)
         if p is None or p.tensor is None or name in arrays or stores.get(name) != 1:
             break
-        made.append(Param(name, "array", p.tensor))
+        tensor = (
+            p.tensor
+            if rank is None
+            else TensorType(p.tensor.element, (None,) * rank, p.tensor.library)
+        )
+        made.append(Param(name, "array", tensor))
         arrays[name] = made[-1]
         skipped.add(id(stmt))
         source.append(ast.unparse(stmt))
@@ -65,20 +74,39 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
     return Locals(made, frozenset(skipped), tuple(source), returns, single)
 
 
-def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str] | None:
-    """(x, b) for `x = np.zeros_like(b)` / `x = np.empty_like(b)`."""
+def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str, int | None] | None:
+    """(x, b, None) for `x = np.zeros_like(b)` / `np.empty_like(b)`; (x, b, rank) for
+    `x = np.zeros((n, ...), dtype=b.dtype)` / `np.empty(...)`."""
     if not (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
         and isinstance(stmt.targets[0], ast.Name)
         and isinstance(stmt.value, ast.Call)
         and len(stmt.value.args) == 1
-        and not stmt.value.keywords
-        and isinstance(stmt.value.args[0], ast.Name)
-        and typer.qualname(stmt.value.func) in MAKERS
     ):
         return None
-    return stmt.targets[0].id, stmt.value.args[0].id
+    call, name = stmt.value, stmt.targets[0].id
+    maker = typer.qualname(call.func)
+    if maker in MAKERS and not call.keywords and isinstance(call.args[0], ast.Name):
+        return name, call.args[0].id, None
+    shape = call.args[0]
+    if not (
+        maker in SHAPED
+        and isinstance(shape, ast.Tuple)
+        and 1 <= len(shape.elts) <= 2
+        and not any(isinstance(e, ast.Starred) for e in shape.elts)
+        and len(call.keywords) == 1
+        and call.keywords[0].arg == "dtype"
+    ):
+        return None
+    dtype = call.keywords[0].value  # `b.dtype`: b's element type, whatever it is
+    if not (
+        isinstance(dtype, ast.Attribute)
+        and dtype.attr == "dtype"
+        and isinstance(dtype.value, ast.Name)
+    ):
+        return None
+    return name, dtype.value.id, len(shape.elts)
 
 
 def _docstring(stmt: ast.stmt) -> bool:
@@ -89,4 +117,4 @@ def _docstring(stmt: ast.stmt) -> bool:
     )
 
 
-__all__ = ["MAKERS", "Locals", "local_arrays"]
+__all__ = ["MAKERS", "SHAPED", "Locals", "local_arrays"]

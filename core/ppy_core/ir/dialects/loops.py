@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from ppy_core.ir.core import Dialect, Operation, attribute, operand, region, result
+from ppy_core.ir.dialects.loops_vector import VECTOR_OPS
 from ppy_core.ir.types import ScalarType, TensorType
 
 #: "fnum": a float or an np.float64, which one known only at run time (a local
@@ -414,6 +415,7 @@ LOOPS: Final = Dialect(
         BreakOp,
         ContinueOp,
         ReturnOp,
+        *VECTOR_OPS,
     ),
 )
 

@@ -32,6 +32,7 @@ from ppy_core.runtime.abi import load_library
 
 LAYOUT = 5  # the function's "run this call as Python" (it returns it before running)
 RERUN = 6  # "run it as Python": it wrote only the arrays the site made for it
+BROADCAST = 7  # NumPy's ValueError of an array statement (ppy_llvm._loops_vector)
 LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
@@ -212,6 +213,8 @@ class LoopsSite:
             )
         if code == 2:
             raise ZeroDivisionError(self.zero[out[1]])
+        if code == BROADCAST:  # an array statement's lengths (out[1]: which message)
+            raise ValueError(_broadcast_message(*out[1:4]))
         if code == 4:  # np.dot (out[1] 0) or @ (1) of lengths out[2] and out[3]
             n1, n2 = out[2], out[3]
             if out[1] == 0:
@@ -256,6 +259,21 @@ class LoopsSite:
 
     def ppy_reset(self) -> None:
         self.fast, self.fallbacks = 0, {}
+
+
+def _broadcast_message(form: int, a: int, b: int) -> str:
+    """NumPy's words for lengths that do not broadcast: a binary ufunc (0), an
+    in-place one (1; 2 where the target has length 1), a copy into a view (3)."""
+    if form == 0:
+        return f"operands could not be broadcast together with shapes ({a},) ({b},) "
+    if form == 1:
+        return f"operands could not be broadcast together with shapes ({a},) ({b},) ({a},) "
+    if form == 2:
+        return (
+            f"non-broadcastable output operand with shape ({a},) doesn't match "
+            f"the broadcast shape ({b},)"
+        )
+    return f"could not broadcast input array from shape ({a},) into shape ({b},)"
 
 
 def _prologue(source: list[str], names: list[str], fallback: Any) -> Any:

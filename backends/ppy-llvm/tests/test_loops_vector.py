@@ -1,0 +1,334 @@
+"""Typed loops with array statements inside loops (`C[i, :i + 1] += alpha * A[i, k] *
+A[:i + 1, k]`, `Q[:, k] = A[:, k] / R[k, k]`): NPBench's kernels unmodified and
+unannotated, random loop bodies, overlapping and aliased operands, broadcasting and
+its errors, bit for bit against Python with the fast path asserted."""
+
+from __future__ import annotations
+
+import copy
+import random
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from loops_harness import FLOATS, load_both, outcome
+
+POLYBENCH = (
+    Path(__file__).resolve().parents[3] / "benchmarks/corpus/npbench/npbench/benchmarks/polybench"
+)
+NPBENCH = ("syrk", "syr2k", "symm", "gramschmidt", "seidel_2d")
+
+
+def _nan(bits: int) -> float:
+    return float(np.array([bits], np.uint64).view(np.float64)[0])
+
+
+#: NaNs of distinct payloads and signs (a signalling one too), infinities, -0.0, subnormals
+SPECIALS = [
+    _nan(0x7FF8000000000001),
+    _nan(0xFFF8000000000002),
+    _nan(0x7FF0000000000003),
+    np.inf,
+    -np.inf,
+    -0.0,
+    5e-324,
+    -1e-310,
+    1e300,
+]
+
+
+@pytest.fixture(scope="module")
+def npbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
+    """Each kernel file as vendored, loaded both ways (unannotated)."""
+    tmp = tmp_path_factory.mktemp("npbench_vector")
+    return {
+        name: load_both(tmp, name, (POLYBENCH / name / f"{name}_numpy.py").read_text())
+        for name in NPBENCH
+    }
+
+
+def _inputs(name: str, n: int, m: int, rng: np.random.Generator, special: bool) -> tuple:
+    if name == "seidel_2d":
+        A = rng.standard_normal((n, n))
+        args: tuple = (3, n, A)
+    elif name == "gramschmidt":
+        args = (rng.random((max(n, m), m)) + np.eye(max(n, m), m),)
+    else:
+        alpha, beta = np.float64(1.5), np.float64(1.2)
+        cols = {"symm": (m, n), "syrk": (n, m), "syr2k": (n, m)}[name]
+        C = rng.standard_normal((cols[0], cols[0]) if name != "symm" else (m, n))
+        A = rng.standard_normal(cols if name != "symm" else (m, m))
+        B = rng.standard_normal(cols if name != "symm" else (m, n))
+        args = (alpha, beta, C, A, B) if name != "syrk" else (alpha, beta, C, A)
+    if special:  # sprinkle NaNs, infinities, -0.0 and subnormals into every array
+        for a in args:
+            if isinstance(a, np.ndarray) and a.size:
+                picks = rng.random(a.shape) < 0.2
+                a[picks] = rng.choice(SPECIALS, size=int(picks.sum()))
+    return args
+
+
+def _run(fn: object, args: tuple) -> tuple:
+    return outcome(fn, *copy.deepcopy(args))
+
+
+@pytest.mark.parametrize("name", NPBENCH)
+def test_npbench_kernels_bit_identical(npbench, name: str) -> None:
+    mod, plain = npbench[name]
+    rng = np.random.default_rng(28)
+    sizes = [(0, 0, False), (1, 1, False), (2, 3, False), (12, 9, False)]
+    for n, m, special in [*sizes, (7, 5, True), (13, 10, True)]:
+        args = _inputs(name, n, m, rng, special)
+        assert _run(mod.kernel, args) == _run(plain.kernel, args), (name, n, m, special)
+
+
+def test_npbench_kernels_fast_path_counted(npbench) -> None:
+    import ppy
+
+    for name in NPBENCH:
+        mod, _ = npbench[name]
+        mod.kernel(*_inputs(name, 6, 5, np.random.default_rng(1), False))
+    fast = {site for site, s in ppy.stats().items() if s["fast"]}
+    for name in NPBENCH:
+        assert any(site.startswith(f"{name}:kernel") for site in fast), (name, fast)
+
+
+# -- random loop bodies with array statements -------------------------------------
+BOUNDS = ["", "i", "i + 1", "-1", "1", "n", "0", "-i"]
+ROWS = ["M[i, {lo}:{hi}]", "M[{lo}:{hi}, i]", "a[{lo}:{hi}]", "b[{lo}:{hi}]", "M[0, {lo}:{hi}]"]
+SCALARS = ["s", "a[i]", "M[i, i]", "2.0", "-0.5", "s * M[i, 0]"]
+
+
+def _view(r: random.Random) -> str:
+    return r.choice(ROWS).format(lo=r.choice(BOUNDS), hi=r.choice(BOUNDS))
+
+
+def _expr(r: random.Random, depth: int) -> str:
+    """An elementwise expression holding a view, as NumPy code writes them: scalars
+    beside views, temporaries on the left."""
+    if depth == 0:
+        return _view(r)
+    op = r.choice("+-*/")
+    shape = r.randrange(4)
+    if shape == 0:  # scalar op (expression)
+        return f"{r.choice(SCALARS)} {op} {_expr(r, depth - 1)}"
+    if shape == 1:  # (expression) op scalar: one that cannot raise (the front end
+        # refuses a raising scalar after an operation whose broadcast may raise)
+        return f"({_expr(r, depth - 1)}) {op} {r.choice(['s', '2.0', '-0.5'])}"
+    if shape == 2:  # (expression) op view
+        return f"({_expr(r, depth - 1)}) {op} {_view(r)}"
+    return f"{_view(r)} {op} {_view(r)}"
+
+
+def _program(r: random.Random, k: int) -> str:
+    target = r.choice(["M[i, {lo}:{hi}]", "M[{lo}:{hi}, i]", "a[{lo}:{hi}]"]).format(
+        lo=r.choice(BOUNDS), hi=r.choice(BOUNDS)
+    )
+    rhs = _expr(r, r.randrange(1, 3))
+    if "+" not in rhs and "-" not in rhs and "*" not in rhs and "/" not in rhs:
+        rhs = f"{rhs} * 1.5"
+    statement = f"{target} {r.choice(['', '+', '-', '*', '/'])}= {rhs}"
+    lines = [
+        f"def q{k}(M: np.ndarray, a: np.ndarray, b: np.ndarray, n: int):",
+        "    s = 0.5 * M.shape[1]",
+        "    for i in range(n):",
+        f"        {statement}",
+        "        s = s + a[0]",
+        "    return s",
+    ]
+    return "\n".join(lines)
+
+
+COUNT = 40
+
+
+@pytest.fixture(scope="module")
+def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    r = random.Random(20261228)
+    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(r, k) for k in range(COUNT))
+    return load_both(tmp_path_factory.mktemp("loops_vector"), "loops_vector", source)
+
+
+def test_random_bodies_compile(bodies) -> None:
+    mod, _ = bodies
+    compiled = [k for k in range(COUNT) if hasattr(getattr(mod, f"q{k}"), "ppy_stats")]
+    assert len(compiled) == COUNT, sorted(set(range(COUNT)) - set(compiled))
+
+
+def _layout(x: np.ndarray, how: int) -> np.ndarray:
+    """The same values as a C-order, Fortran-order or strided array."""
+    if how == 1 and x.ndim == 2:
+        return np.asfortranarray(x)
+    if how == 2:
+        return np.repeat(x, 2, axis=-1)[..., ::2]
+    return x
+
+
+ELEMENTS = st.one_of(FLOATS, st.sampled_from(SPECIALS))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    k=st.integers(0, COUNT - 1),
+    M=hnp.arrays(np.float64, st.tuples(st.integers(0, 11), st.integers(0, 11)), elements=ELEMENTS),
+    a=hnp.arrays(np.float64, st.integers(0, 12), elements=ELEMENTS),
+    b=hnp.arrays(np.float64, st.integers(0, 12), elements=ELEMENTS),
+    n=st.integers(0, 4),
+    how=st.integers(0, 2),
+)
+def test_random_bodies_match_python(bodies, k: int, M, a, b, n: int, how: int) -> None:
+    mod, plain = bodies
+    fn = getattr(mod, f"q{k}")
+    args = (_layout(M, how), _layout(a, how), _layout(b, how), n)
+    before = fn.ppy_stats()["fast"]
+    assert outcome(fn, *args) == outcome(getattr(plain, f"q{k}"), *args)
+    assert fn.ppy_stats()["fast"] == before + 1
+
+
+# -- NaN rules around NumPy's SIMD threshold, overlap, aliasing, broadcasting ------------
+CASES = """
+import numpy as np
+
+
+def scaled(x: np.ndarray, y: np.ndarray, s: float, n: int):
+    for i in range(n):
+        x[:] += s * y[:]
+        x[:] -= y[:] * s
+        x[:] *= y[:] + x[:]
+        x[:] = y[:] / s + y[:]
+
+
+def behind(a: np.ndarray, n: int):
+    for i in range(n):
+        a[1:] += a[:-1] * 1.0
+
+
+def ahead(a: np.ndarray, n: int):
+    for i in range(n):
+        a[:-1] += a[1:] * 1.0
+
+
+def crossed(M: np.ndarray, n: int):
+    for i in range(n):
+        M[i, :] += M[:, i] * 2.0
+
+
+def pair(x: np.ndarray, y: np.ndarray, n: int):
+    for i in range(n):
+        x[1:] = y[:-1] + y[1:]
+
+
+def broadcast(x: np.ndarray, y: np.ndarray, n: int):
+    for i in range(n):
+        x[:] += y[:1] * 2.0 + y[i:]
+
+
+def order(M: np.ndarray, x: np.ndarray, j: int, q: int):
+    for i in range(1):
+        M[j, :] += x[:] * M[q, 0]
+
+
+def swapped(x: np.ndarray, y: np.ndarray, n: int):
+    for i in range(n):
+        x[:] += y[:] + (y[:] * 2.0)
+
+
+def lone(x: np.ndarray, y: np.ndarray, n: int):
+    for i in range(n):
+        x[:] += y[:]
+"""
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    return load_both(tmp_path_factory.mktemp("loops_vector_cases"), "vector_cases", CASES)
+
+
+def _same(mod: types.ModuleType, plain: types.ModuleType, name: str, *args: object) -> None:
+    fn = getattr(mod, name)
+    before = fn.ppy_stats()["fast"]
+    assert outcome(fn, *args) == outcome(getattr(plain, name), *args), (name, args)
+    assert fn.ppy_stats()["fast"] == before + 1
+
+
+def test_nan_payloads_around_the_simd_threshold(cases) -> None:
+    mod, plain = cases
+    rng = np.random.default_rng(8)
+    nans = [*(_nan(0x7FF8000000000000 | k) for k in range(1, 40)), *SPECIALS]
+    for n in [*range(20), 23, 24, 25, 31, 33, 40]:
+        for s in (np.float64(2.0), _nan(0xFFF8000000000009), np.float64(np.inf), 0.0):
+            x = rng.choice(nans, n) if n else np.zeros(0)
+            y = rng.choice(nans, n) if n else np.zeros(0)
+            _same(mod, plain, "scaled", x, y, float(s), 2)
+
+
+def test_overlapping_views_read_the_old_values(cases) -> None:
+    mod, plain = cases
+    rng = np.random.default_rng(9)
+    for n in (0, 1, 2, 9, 17):
+        a = rng.standard_normal(n)
+        _same(mod, plain, "behind", a, 3)
+        _same(mod, plain, "ahead", a, 3)
+        M = rng.standard_normal((n, n))
+        _same(mod, plain, "crossed", M, n)
+        _same(mod, plain, "crossed", np.asfortranarray(M), n)
+
+
+def test_aliased_parameters(cases) -> None:
+    mod, plain = cases
+    for n in (1, 2, 10):
+        x = np.arange(float(n + 1))
+        fn, py = mod.pair, plain.pair
+        a1, a2 = x.copy(), x.copy()
+        before = fn.ppy_stats()["fast"]
+        fn(a1, a1, 2)
+        py(a2, a2, 2)
+        assert a1.tobytes() == a2.tobytes()
+        assert fn.ppy_stats()["fast"] == before + 1
+
+
+def test_broadcasting_and_its_errors(cases) -> None:
+    mod, plain = cases
+    for nx, ny in [(3, 3), (1, 3), (3, 1), (0, 1), (1, 1), (4, 2), (0, 0), (2, 5)]:
+        x, y = np.arange(1.0, nx + 1), np.arange(2.0, ny + 2)
+        _same(mod, plain, "broadcast", x, y, 2)
+        _same(mod, plain, "pair", x, y, 1)
+
+
+def test_errors_keep_pythons_order(cases) -> None:
+    mod, plain = cases
+    M, x = np.ones((3, 4)), np.ones(4)
+    for j, q in [(0, 0), (5, 0), (0, 5), (5, 5), (-4, -3)]:
+        _same(mod, plain, "order", M, x, j, q)
+    _same(mod, plain, "order", M, np.ones(3), 0, 1)  # NumPy's broadcast error
+
+
+def test_what_stays_python_is_named(cases, tmp_path: Path) -> None:
+    from ppy_core.compiler.cached import compile_file, load_manifest
+
+    mod, _ = cases
+    assert not hasattr(mod.swapped, "ppy_stats")  # NumPy's elision may swap its operands
+    assert not hasattr(mod.lone, "ppy_stats")  # NumPy copies an overlapping lone view
+    path = tmp_path / "vector_cases.py"
+    path.write_text(CASES)
+    remarks = load_manifest(compile_file(path).entry)["remarks"]
+    why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
+    assert "a view on the left of an array temporary" in why["swapped"]
+    assert "a lone view on the right" in why["lone"]
+
+
+def test_layouts_numpy_would_not_hand_over_run_python(cases) -> None:
+    mod, plain = cases
+    fn = mod.broadcast
+    before = sum(fn.ppy_stats()["fallback"].values())
+    x1, x2 = np.arange(10.0)[::-1], np.arange(10.0)[::-1]  # negative strides: NumPy may flip
+    fn(x1, np.arange(10.0), 1)
+    plain.broadcast(x2, np.arange(10.0), 1)
+    assert x1.tobytes() == x2.tobytes()
+    assert sum(fn.ppy_stats()["fallback"].values()) == before + 1

@@ -1,0 +1,166 @@
+"""Typed loops: array statements `V op= E` and `V = E` inside loops (`loops.vector`).
+
+V is a float64 vector view of an array (`C[i, :i + 1]`, `Q[:, k]`), E an
+elementwise expression of + - * / over vector views (or whole 1-D arrays) and
+scalars, holding at least one operation on a view: syrk's
+`C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]`, seidel_2d's sum of seven row
+views, gramschmidt's `Q[:, k] = A[:, k] / R[k, k]`. Python's order is kept: the
+scalar parts are evaluated where Python evaluates them (`alpha * A[i, k]` first,
+as a scalar), each view's index is checked where Python takes the view
+(`loops.index_check`), and NumPy's one ufunc call per operation is what the
+backend reproduces, NaN rule, warnings, broadcasting and errors included.
+
+Refused by name (the function stays Python): an operation NumPy may run through
+its temporary elision with the operands swapped (`A[i, :] + (B[i, :] * s)`:
+a view on the left of a temporary, for + and *), a scalar that may raise after an
+operation that may raise (its broadcast error would come first in Python), a
+view with a step, a lone view on the right (`V += W`, `V = W`: NumPy's overlap
+copy), and anything that is not float64.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ppy_core.compiler.frontend.loops_expr import (
+    EXACT_FLOAT_INT,
+    Refused,
+    _cannot_raise,
+    subscript_chain,
+)
+from ppy_core.ir.core import Value
+from ppy_core.ir.dialects import loops_vector as LV
+
+_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv"}
+
+
+class _Tree:
+    """What one statement's E collects while it is built, in Python's order."""
+
+    def __init__(self) -> None:
+        self.target: tuple[Value, str, list[Value]] | None = None
+        self.arrays: list[Value] = []  # one per view of E, in Python's order
+        self.views: list[str] = []
+        self.bounds: list[Value] = []
+        self.scalars: list[Value] = []
+        self.tokens: list[str] = []
+        self.raised = False  # an operation of two arrays (its broadcast may raise) is behind
+
+
+class VectorStatements:
+    """Array statements; mixed into LoopsBuilder (which supplies emit, expr, ...)."""
+
+    arrays: dict[str, Any]
+    args: dict[str, Value]
+    writes: set[str]
+    emit: Any
+    is_view: Any
+    _view: Any
+    _number: Any
+    cast: Any
+
+    def vector_statement(self, stmt: ast.stmt, assigned: set[str]) -> bool:
+        """Build `stmt` if it is an array statement (False: not one)."""
+        if isinstance(stmt, ast.AugAssign):
+            target, value, op = stmt.target, stmt.value, _OPS.get(type(stmt.op))
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value, op = stmt.targets[0], stmt.value, "set"
+        else:
+            return False
+        if not (isinstance(target, ast.Subscript) and self.is_view(target)):
+            return False
+        if not self._holds_view(value):
+            return False
+        where = f"line {stmt.lineno}: `{ast.unparse(stmt).splitlines()[0]}`"
+        if op is None:
+            raise Refused(stmt, f"{where}: only = += -= *= /= of array expressions compile")
+        if not isinstance(value, ast.BinOp):
+            raise Refused(
+                stmt,
+                f"{where}: a lone view on the right (NumPy copies it where it overlaps "
+                "the target) does not compile yet",
+            )
+        tree = _Tree()
+        if op != "set":  # Python takes the target's view before it evaluates E
+            self._leaf_view(target, tree, assigned, target=True)
+        self._tree(value, tree, assigned, where)
+        if op == "set":  # `V = E`: E first, then the view it is copied into
+            self._leaf_view(target, tree, assigned, target=True)
+        base, _ = subscript_chain(target)
+        self.writes.add(base.id)  # type: ignore[attr-defined]
+        array, view, bounds = tree.target  # type: ignore[misc]
+        operands = [array, *tree.arrays, *bounds, *tree.bounds, *tree.scalars]
+        views = (view, *tree.views)
+        self.emit(LV.VectorOp, operands, op=op, views=views, tree=tuple(tree.tokens))
+        return True
+
+    def _holds_view(self, node: ast.expr) -> bool:
+        """Whether the expression reads a view or an array whole (not only elements)."""
+        indexed = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Subscript)}
+        return any(
+            self.is_view(n)
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Subscript) and id(n) not in indexed
+        )
+
+    def _tree(self, node: ast.expr, tree: _Tree, assigned: set[str], where: str) -> str:
+        """Append `node` to the tree; its kind: "view", "temp" or "scalar"."""
+        if not self._holds_view(node):
+            if not _cannot_raise(node) and tree.raised:
+                raise Refused(
+                    node,
+                    f"{where}: `{ast.unparse(node)}` may raise after an operation of two "
+                    "arrays (Python would raise their broadcast error first)",
+                )
+            t = self._number(node, assigned)
+            if t.py not in ("float", "f64", "fnum", "int") or (
+                t.py == "int" and t.bound > EXACT_FLOAT_INT
+            ):
+                raise Refused(node, f"{where}: `{ast.unparse(node)}` is a {t.py}, not a float")
+            tree.tokens.append(f"s{len(tree.scalars)}")
+            tree.scalars.append(self.cast(t, "float").value)
+            return "scalar"
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            op = _OPS[type(node.op)]
+            left = self._tree(node.left, tree, assigned, where)
+            right = self._tree(node.right, tree, assigned, where)
+            if op in ("add", "mul") and left == "view" and right == "temp":
+                # NumPy's temporary elision would run it as np.op(temp, view, out=temp)
+                raise Refused(
+                    node,
+                    f"{where}: `{ast.unparse(node)}`: a view on the left of an array "
+                    "temporary (NumPy may swap them); write the temporary first",
+                )
+            if left != "scalar" and right != "scalar":
+                tree.raised = True
+            tree.tokens.append(op)
+            return "temp"
+        if self.is_view(node):
+            self._leaf_view(node, tree, assigned, target=False)
+            tree.tokens.append(f"v{len(tree.views)}")  # view 0 is the target
+            return "view"
+        raise Refused(
+            node, f"{where}: `{ast.unparse(node)}` does not compile in an array statement"
+        )
+
+    def _leaf_view(self, node: ast.expr, tree: _Tree, assigned: set[str], target: bool) -> None:
+        """A vector view: its bounds evaluated here, its index checks made here."""
+        array, view, bounds = self._view(node, assigned, raising=True)
+        values = iter(bounds)
+        for axis, how in enumerate(view):
+            if how == "i":
+                index = next(values)
+                self.emit(LV.IndexCheckOp, [self.args[array.name], index], axis=axis)
+            else:
+                next(values)
+                next(values)
+        if target:
+            tree.target = (self.args[array.name], view, bounds)
+        else:
+            tree.arrays.append(self.args[array.name])
+            tree.views.append(view)
+            tree.bounds.extend(bounds)
+
+
+__all__ = ["VectorStatements"]

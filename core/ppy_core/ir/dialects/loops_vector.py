@@ -1,0 +1,82 @@
+"""The loops dialect's array statements: `V op= E` / `V = E` over vector views.
+
+E is an elementwise expression of + - * / over float64 vector views and scalars,
+evaluated as NumPy evaluates it: one ufunc call per operation into a fresh
+temporary, then the in-place ufunc (or the copy) into V. A backend fuses it into
+one loop over the elements, keeping each call's NaN rule and warnings (see
+ppy_llvm._loops_vector).
+
+    loops.index_check %a, %i {axis = 0}          (IndexError if %i is out of axis 0)
+    loops.vector %C, %A, %i, %lo, %hi, %k, %s
+        {op = "add", views = ("is", "si"), tree = ("s0", "v1", "mul")}
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from ppy_core.ir.core import Operation, attribute, operand
+from ppy_core.ir.types import ScalarType, TensorType
+
+#: the statement's last step: the copy of `V = E`, or the in-place ufunc of `V op= E`
+STATEMENT_OPS: Final = ("set", "add", "sub", "mul", "truediv")
+TREE_OPS: Final = ("add", "sub", "mul", "truediv")
+
+
+class IndexCheckOp(Operation):
+    """The IndexError NumPy raises when it takes a view `a[..., i, ...]`, at the
+    point of the program where Python takes it (the view's own op comes later)."""
+
+    name: ClassVar[str] = "loops.index_check"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
+    array = operand(TensorType)
+    index = operand(ScalarType)
+    axis = attribute(int)
+
+
+class VectorOp(Operation):
+    """An array statement. Operands: one array per view (`views[0]` the target),
+    then each view's bounds ("i": an index, "s": start and stop, as DotOp's), then
+    the scalars (float64). `tree` is E in postfix: "v<k>" view k (k >= 1), "s<j>"
+    scalar j, or an op of TREE_OPS. Every view has exactly one "s" axis."""
+
+    name: ClassVar[str] = "loops.vector"
+    effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
+    parts = operand((TensorType, ScalarType), variadic=True)
+    op = attribute(str, one_of=STATEMENT_OPS)
+    views = attribute(tuple)
+    tree = attribute(tuple)
+
+    def verify_extra(self) -> None:
+        views, parts = self.attributes["views"], self.operands
+        if len(views) < 2 or len(parts) < len(views):
+            self.fail("a target and at least one view")
+        bounds = 0
+        for k, view in enumerate(views):
+            t = parts[k].type
+            if not isinstance(t, TensorType) or t.rank != len(view):
+                self.fail(f"view {view!r} of operand {k}")
+            if view.count("s") != 1 or set(view) - {"i", "s"}:
+                self.fail(f"view {view!r} needs one slice")
+            bounds += sum(1 if c == "i" else 2 for c in view)
+        scalars = len(parts) - len(views) - bounds
+        depth = 0
+        for token in self.attributes["tree"]:
+            if token in TREE_OPS:
+                depth -= 1
+            elif (token[:1], token[1:].isdigit()) in (("v", True), ("s", True)):
+                k = int(token[1:])
+                if not (1 <= k < len(views) if token[0] == "v" else 0 <= k < scalars):
+                    self.fail(f"tree token {token!r} names no operand")
+                depth += 1
+            else:
+                self.fail(f"tree token {token!r}")
+            if depth < 1:
+                self.fail("tree underflows")
+        if depth != 1:
+            self.fail("tree leaves more than one value")
+
+
+VECTOR_OPS: Final = (IndexCheckOp, VectorOp)
+
+__all__ = ["STATEMENT_OPS", "TREE_OPS", "VECTOR_OPS", "IndexCheckOp", "VectorOp"]
