@@ -174,13 +174,11 @@ def _recorded(search: tuple[str, ...], refresh: bool) -> Discovered:
 
 
 def as_record(found: Discovered) -> dict[str, list[list[object]]]:
-    """`found` as plain data: the discovery record (`runtime.registered` reads it)."""
+    """`found` as plain data: the discovery record (its rows' schema: `registered.Row`)."""
+    from ppy_core.runtime.registered import Row, row_data
 
     def entries(table: Mapping[str, Entry]) -> list[list[object]]:
-        return [
-            [e.kind, e.name, e.value, e.distribution, e.version, e.first_party, list(e.modules)]
-            for e in table.values()
-        ]
+        return [row_data(Row(**{f: getattr(e, f) for f in Row._fields})) for e in table.values()]
 
     return {
         "plugins": entries(found.plugins),
@@ -192,19 +190,10 @@ def as_record(found: Discovered) -> dict[str, list[list[object]]]:
 
 
 def _from_record(data: Mapping[str, list[list[object]]]) -> Discovered:
+    from ppy_core.runtime.registered import parse_row
+
     def table(rows: list[list[object]]) -> dict[str, Entry]:
-        made = (
-            Entry(
-                cast(Kind, r[0]),
-                str(r[1]),
-                str(r[2]),
-                str(r[3]),
-                str(r[4]),
-                bool(r[5]),
-                tuple(str(m) for m in cast(list[object], r[6])),
-            )
-            for r in rows
-        )
+        made = (Entry(**parse_row(r)._asdict()) for r in rows)  # Entry's fields are Row's
         return {e.name: e for e in made if e.kind in _GROUPS.values()}
 
     return Discovered(

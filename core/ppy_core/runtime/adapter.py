@@ -187,7 +187,7 @@ def _load(name: str) -> RuntimeAdapter | str | LookupError:
             f"no runtime adapter {name!r} is registered (entry point group {GROUP}, "
             f"once); install the plugin distribution of {name!r}; it is not imported"
         )
-    value = row[2]
+    value = row.value
     module, _, factory = value.partition(":")
     try:
         import importlib
@@ -207,13 +207,13 @@ def resolve_loader(spec: str) -> Callable[..., Any]:
     from ppy_core.runtime.registered import table
 
     loaders = table("loader")
-    row = loaders.get(spec) or next((r for r in loaders.values() if r[2] == spec), None)
+    row = loaders.get(spec) or next((r for r in loaders.values() if r.value == spec), None)
     if row is None:
         raise Unregistered(
             f"loader {spec!r} is not a registered entry point (group ppy.loaders); "
             "it is not imported"
         )
-    module, _, function = row[2].partition(":")
+    module, _, function = row.value.partition(":")
     import importlib
 
     return getattr(importlib.import_module(module.strip()), function.strip())  # type: ignore[no-any-return]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import sys
 import types
 import warnings
@@ -41,6 +42,8 @@ class Binder:
         self.refuse, self.prefix = refuse, prefix
         self.lock = allocate_lock()  # a site binds once, whichever thread calls it first
         self.kernels: dict[tuple[str, ...], tuple[Any, Any]] = {}  # see `_kernel`
+        self.opened: set[tuple[str, ...]] = set()  # files checked, then opened (see `_make`)
+        self.folder = os.path.abspath(directory)
         self.module = manifest["module"]["name"]
         # (line, col) -> site id: a specialization's sites count under the generic ones
         self.site_ids: dict[tuple[int, int], str] = {}
@@ -111,7 +114,10 @@ class Binder:
             return dispatch.PythonSite(fallback, "not compiled")
         if self.refuse:
             return dispatch.PythonSite(fallback, self.refuse)
-        unchecked = integrity.changed(self.directory, unit["files"])
+        files = unit["files"]
+        # a kernel's files are checked before the first site opens them; once open,
+        # the other sites only look up a symbol in them: nothing more is opened
+        unchecked = None if tuple(files) in self.opened else integrity.changed(self.folder, files)
         if unchecked is not None:  # edited, truncated, replaced or never checked: not opened
             if integrity.report(self.directory / unchecked):
                 self._warn(
@@ -123,7 +129,9 @@ class Binder:
         from ppy_core.runtime.registered import Unregistered
 
         try:
-            return self._bind_unit(unit, fallback, record)
+            site = self._bind_unit(unit, fallback, record)
+            self.opened.add(tuple(files))
+            return site
         except Unregistered as exc:
             self._warn(
                 f"site {site_id} ({record.get('text', '')}) runs as Python: the "
@@ -238,7 +246,7 @@ def fingerprint_mismatch(manifest: dict[str, Any]) -> str:
         if row is None:
             return f"plugin {name} is not installed"
         said = settings.get(name)
-        enabled, why = registered.plugin_enabled(name, row[5], said, pyproject)
+        enabled, why = registered.plugin_enabled(name, row.first_party, said, pyproject)
         if not enabled:
             return f"plugin {name} is not enabled ({why})"
         built = manifest["components"].get(f"plugin:{name}")

@@ -16,6 +16,7 @@ imported unless an installed distribution registers it.
 
 from __future__ import annotations
 
+import collections  # (imported by `site` already: no cost on a start)
 import contextlib
 import os
 import sys
@@ -27,8 +28,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-#: kind, name, value ("module:factory"), distribution, version, first-party, modules
-Row = tuple[str, str, str, str, str, bool, tuple[str, ...]]
+#: one registered entry point as the discovery record keeps it (per table, a list of
+#: these fields in this order): the record's schema, here only. `interface.discovery`
+#: writes rows with `row_data` and reads them back with `parse_row`, as `table` does;
+#: `value` is the entry point's "module:factory", `modules` the top-level modules claimed
+Row = collections.namedtuple(
+    "Row", ("kind", "name", "value", "distribution", "version", "first_party", "modules")
+)
 _TABLES = {"plugin": "plugins", "backend": "backends", "runtime": "runtimes", "loader": "loaders"}
 _rows: dict[tuple[str, ...], dict[str, dict[str, Row]]] = {}
 
@@ -74,22 +80,34 @@ def table(kind: str) -> dict[str, Row]:
     return found[kind]
 
 
+def parse_row(data: Sequence[Any]) -> Row:
+    """A record's row, each field of its type: TypeError or ValueError where `data` is
+    no row (a record written by another version)."""
+    kind, name, value, distribution, version, first_party, modules = data
+    return Row(
+        str(kind),
+        str(name),
+        str(value),
+        str(distribution),
+        str(version),
+        bool(first_party),
+        tuple(str(m) for m in modules),
+    )
+
+
+def row_data(row: Row) -> list[object]:
+    """`row` as the record's plain data (JSON)."""
+    return [*row[:-1], list(row.modules)]
+
+
 def _parse(rows: list[list[Any]]) -> dict[str, Row]:
     out: dict[str, Row] = {}
     for r in rows:
         try:
-            row: Row = (
-                str(r[0]),
-                str(r[1]),
-                str(r[2]),
-                str(r[3]),
-                str(r[4]),
-                bool(r[5]),
-                tuple(str(m) for m in r[6]),
-            )
-        except (IndexError, TypeError):
+            row = parse_row(r)
+        except (TypeError, ValueError):
             continue
-        out[row[1]] = row
+        out[row.name] = row
     return out
 
 
@@ -169,9 +187,9 @@ def plugin_fingerprint(row: Row) -> str:
     """The fingerprint plugin `row` reports on this machine, from its record while the
     plugin's and its libraries' files are unchanged; else the plugin is loaded and
     asked (RuntimeError saying why when it cannot be). Records are per machine."""
-    kind, name, value, distribution, version = row[:5]
+    name, value = row.name, row.value
     machine = os.uname() if hasattr(os, "uname") else ("", "")
-    record = f"fingerprint:{kind}:{name}:{value}:{distribution}:{version}:{machine[1]}"
+    record = f"fingerprint:{row.kind}:{name}:{value}:{row.distribution}:{row.version}:{machine[1]}"
     known = records.read(record)
     if isinstance(known, dict) and isinstance(known.get("fingerprint"), str):
         return str(known["fingerprint"])
@@ -183,7 +201,7 @@ def plugin_fingerprint(row: Row) -> str:
     try:
         plugin = load(entry)
         fingerprint = plugin.fingerprint()
-        libraries = tuple(getattr(plugin, "modules", ())) or row[6]
+        libraries = tuple(getattr(plugin, "modules", ())) or row.modules
     except Exception as exc:
         raise RuntimeError(f"plugin {name} failed to load: {exc}") from None
     files = build_files(value, libraries)
@@ -198,9 +216,11 @@ __all__ = [
     "discovery_record",
     "forget",
     "may_hold_metadata",
+    "parse_row",
     "plugin_enabled",
     "plugin_fingerprint",
     "plugin_settings",
+    "row_data",
     "search_path",
     "table",
 ]
