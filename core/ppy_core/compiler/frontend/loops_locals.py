@@ -1,7 +1,7 @@
 """Typed loops: the arrays a function makes up front and the arrays it returns.
 
 `x = np.zeros_like(b)` / `np.empty_like(b)`, and `x = np.zeros(shape, dtype=b.dtype)` /
-`np.empty(...)` with a tuple shape, as the function's first statements (b a typed
+`np.empty(...)` with a tuple shape or a length, as the function's first statements (b a typed
 array parameter, x assigned nowhere else) make x one more array of b's element type:
 the runtime site runs exactly those statements in Python before the call (NumPy's
 own allocation, its layout and its errors) and hands the arrays in. A last
@@ -76,37 +76,60 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
 
 def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str, int | None] | None:
     """(x, b, None) for `x = np.zeros_like(b)` / `np.empty_like(b)`; (x, b, rank) for
-    `x = np.zeros((n, ...), dtype=b.dtype)` / `np.empty(...)`."""
+    `x = np.zeros((n, ...), dtype=b.dtype)` / `np.empty(...)`, and rank 1 for a length
+    (`np.empty(A_row.size - 1, A_val.dtype)`, spmv's; the dtype by keyword or second)."""
     if not (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
         and isinstance(stmt.targets[0], ast.Name)
         and isinstance(stmt.value, ast.Call)
-        and len(stmt.value.args) == 1
+        and 1 <= len(stmt.value.args) <= 2
     ):
         return None
     call, name = stmt.value, stmt.targets[0].id
     maker = typer.qualname(call.func)
-    if maker in MAKERS and not call.keywords and isinstance(call.args[0], ast.Name):
-        return name, call.args[0].id, None
+    if maker in MAKERS and len(call.args) == 1 and not call.keywords:
+        return (name, call.args[0].id, None) if isinstance(call.args[0], ast.Name) else None
     shape = call.args[0]
-    if not (
-        maker in SHAPED
-        and isinstance(shape, ast.Tuple)
+    rank = _length(shape) or (
+        len(shape.elts)
+        if isinstance(shape, ast.Tuple)
         and 1 <= len(shape.elts) <= 2
         and not any(isinstance(e, ast.Starred) for e in shape.elts)
-        and len(call.keywords) == 1
-        and call.keywords[0].arg == "dtype"
-    ):
+        else None
+    )
+    given = [k.value for k in call.keywords if k.arg == "dtype"] + call.args[1:]
+    if maker not in SHAPED or rank is None or len(given) != 1 or len(call.keywords) > 1:
         return None
-    dtype = call.keywords[0].value  # `b.dtype`: b's element type, whatever it is
+    if call.keywords and call.keywords[0].arg != "dtype":
+        return None
+    dtype = given[0]  # `b.dtype`: b's element type, whatever it is
     if not (
         isinstance(dtype, ast.Attribute)
         and dtype.attr == "dtype"
         and isinstance(dtype.value, ast.Name)
     ):
         return None
-    return name, dtype.value.id, len(shape.elts)
+    return name, dtype.value.id, rank
+
+
+def _length(node: ast.expr) -> int | None:
+    """1 where `node` is an int expression (a length): constants, names' `.size` and
+    `.shape[k]`, `len(...)` and arithmetic of those; no other call runs in it. Its
+    value's rank is guarded anyway: the site checks each array it made."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return 1
+    if isinstance(node, ast.Attribute) and node.attr == "size":
+        return 1 if isinstance(node.value, ast.Name) else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+        shape = node.value
+        plain = isinstance(shape.value, ast.Name) and isinstance(node.slice, ast.Constant)
+        return 1 if shape.attr == "shape" and plain else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return 1 if len(node.args) == 1 and isinstance(node.args[0], ast.Name) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult):
+        return 1 if _length(node.left) and _length(node.right) else None
+    return None
 
 
 def _docstring(stmt: ast.stmt) -> bool:
