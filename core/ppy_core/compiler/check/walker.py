@@ -87,7 +87,7 @@ class FunctionCheck:
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             if arg.annotation is None and arg.arg in self.typer.env:
                 continue  # `self`, typed as its class by the caller
-            self.typer.env[arg.arg] = self.typer.annotation(arg.annotation)
+            self.typer.env[arg.arg] = self.typer.parameter(arg)
         if args.vararg is not None:  # `*args: int` is a tuple[int, ...]
             item = self.typer.annotation(args.vararg.annotation)
             self.typer.env[args.vararg.arg] = generic("builtins.tuple", [item])
