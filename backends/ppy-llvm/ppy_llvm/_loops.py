@@ -136,6 +136,8 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "prologue": list(func.attributes.get("prologue", ())),
             "returns": list(func.attributes.get("returns", ())),
             "single": bool(func.attributes.get("single", False)),
+            # module helpers built in place: (name, line), checked on each call
+            "helpers": [list(h) for h in func.attributes.get("helpers", ())],
             "arrays": [
                 [a.type.element.kind, len(a.type.shape)]
                 for a, py in zip(func.entry.args, func.attributes["py_args"], strict=True)
@@ -154,7 +156,10 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             # in-place array updates: the adapter proves NumPy's NaN rule (`_loops_inplace`)
             "inplace": any(op.name == "loops.inplace" for op in func.walk()),
             "numpy_scalars": any(
-                (op.name == "loops.binop" and op.attributes.get("py") in ("f64", "fnum", "i64"))
+                (
+                    op.name == "loops.binop"
+                    and op.attributes.get("py") in ("f64", "fnum", "i64", "i32")
+                )
                 or op.name in ("loops.dot", "loops.gather_dot", "loops.inplace")
                 or op.name == "loops.flip_update"
                 or op.name == "loops.vector"

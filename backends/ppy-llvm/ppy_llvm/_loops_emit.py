@@ -18,6 +18,7 @@ from ._loops_defer import use_counts
 from ._loops_flip import FlipOps
 from ._loops_gather import GatherOps
 from ._loops_inplace import InplaceOps, entry_checks
+from ._loops_narrow import NarrowOps
 from ._loops_outer import OuterOps
 from ._loops_outer import entry_checks as outer_entry_checks
 from ._loops_proof import Access, provable
@@ -27,9 +28,10 @@ from ._loops_vector import VectorOps
 from ._loops_vector import entry_checks as vector_entry_checks
 
 OK, INDEX_ERROR = 0, 1
+_INT_BITS = {"i32": 32, "u8": 8}  # narrow elements: widened to i64 when loaded
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps):
+class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps, NarrowOps):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:
@@ -198,18 +200,23 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, Vect
     def element(self, array: Any) -> Any:
         """The LLVM type of the array's elements."""
         kind = array.type.element.kind
-        return self.f64 if kind == "f64" else self.ir.IntType(32 if kind == "i32" else 64)
+        return self.f64 if kind == "f64" else self.ir.IntType(_INT_BITS.get(kind, 64))
 
     def op_load(self, op: Any) -> None:
         value = self.b.load(self.address(op, op.operands[0], op.operands[1:]), align=1)
         kind = op.operands[0].type.element.kind
         if kind == "i32":  # widened: NumPy's value as a Python int
             value = self.b.sext(value, self.i64)
+        elif kind == "u8":
+            value = self.b.zext(value, self.i64)
         self.put(op, value)
 
     def op_store(self, op: Any) -> None:
         ptr = self.address(op, op.operands[0], op.operands[2:])
-        self.b.store(self.v(op.operands[1]), ptr, align=1)
+        value = self.v(op.operands[1])
+        if op.operands[0].type.element.kind in _INT_BITS:  # a value the front end proved fits
+            value = self.b.trunc(value, ptr.type.pointee)
+        self.b.store(value, ptr, align=1)
 
     # -- control flow ----------------------------------------------------------------
     def op_for(self, op: Any) -> None:

@@ -46,6 +46,7 @@ class ScalarOps:
     ty: Any
     fail: Any
     block_ops: Any
+    narrow_int_binop: Any
 
     def op_const(self, op: Any) -> None:
         t = self.ty(op.results[0].type)
@@ -108,6 +109,9 @@ class ScalarOps:
             return
         if py == "i64":
             self.put(op, self.numpy_int_binop(name, a, b))
+            return
+        if py in ("i32", "u8"):  # _loops_narrow
+            self.put(op, self.narrow_int_binop(name, py, a, b))
             return
         tag = (
             self.b.or_(self.tag(op.operands[0]), self.tag(op.operands[1])) if py == "fnum" else None

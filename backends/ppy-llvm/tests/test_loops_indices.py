@@ -1,6 +1,7 @@
 """Typed loops over int32 index arrays (SciPy's CSR `indptr` / `indices`): each
 element used as an index, a range or slice bound or `int(...)`, bit for bit against
-Python, the fast path asserted; int32 arithmetic (which wraps at 32 bits) refused."""
+Python, the fast path asserted; an int that becomes an np.int32 in the loop refused
+(`s = 0; s += a[i]`: its Python type depends on whether the loop ran)."""
 
 from __future__ import annotations
 
@@ -90,4 +91,4 @@ def test_int32_arithmetic_is_refused(mods, tmp_path) -> None:
     path.write_text(SOURCE)
     remarks = load_manifest(compile_file(path).entry)["remarks"]
     why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
-    assert "an np.int32 element compiles only as an index" in why["wraps"]
+    assert "`s` is a int and a i32" in why["wraps"]

@@ -9,6 +9,7 @@ from ppy_core.ir.types import F32, F64, I1, I64, ScalarType, TensorType
 
 LIBRARY: Final = "numpy"
 I32: Final = ScalarType("i32")
+U8: Final = ScalarType("u8")  # bytes (crc16's data): typed loops' bitwise ops
 ARRAY: Final = TensorType(F64, None, LIBRARY)
 
 DTYPES: Final[dict[str, ScalarType]] = {
@@ -19,6 +20,7 @@ DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.single": F32,
     "numpy.int64": I64,
     "numpy.int32": I32,
+    "numpy.uint8": U8,
     "numpy.bool_": I1,
     "numpy.bool": I1,
 }
@@ -36,6 +38,8 @@ DTYPE_STRINGS: Final[dict[str, ScalarType]] = {
     "i8": I64,
     "int32": I32,
     "i4": I32,
+    "uint8": U8,
+    "u1": U8,
     "bool": I1,
     "?": I1,
 }
@@ -45,6 +49,7 @@ DTYPE_NAMES: Final = {
     "f32": "float32",
     "i64": "int64",
     "i32": "int32",
+    "u8": "uint8",
     "i1": "bool",
 }
 

@@ -43,8 +43,11 @@ from ppy_core.compiler.frontend.loops_expr import (
 )
 from ppy_core.compiler.frontend.loops_flip import FlipViews
 from ppy_core.compiler.frontend.loops_gather import GatherViews
+from ppy_core.compiler.frontend.loops_inline import InlineForms, module_helpers
+from ppy_core.compiler.frontend.loops_ints import NarrowInts
 from ppy_core.compiler.frontend.loops_locals import local_arrays
 from ppy_core.compiler.frontend.loops_vector import VectorStatements
+from ppy_core.compiler.frontend.loops_versions import split_versions
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
@@ -53,12 +56,32 @@ from ppy_core.ir.types import F64, I64, ScalarType, TensorType
 
 log = logging.getLogger(__name__)
 
+#: a Python scalar observed for an unannotated parameter, as its annotation would name it
+_OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
 
-class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, LoopExpressions):
+
+class LoopsBuilder(
+    FlipViews,
+    GatherViews,
+    OuterStatements,
+    VectorStatements,
+    NarrowInts,
+    InlineForms,
+    LoopExpressions,
+):
     """Builds one function's loops IR, or raises Refused."""
 
-    def __init__(self, func: ast.FunctionDef, typer: Any, library: str = "") -> None:
+    def __init__(
+        self,
+        func: ast.FunctionDef,
+        typer: Any,
+        library: str = "",
+        helpers: dict[str, ast.FunctionDef] | None = None,
+    ) -> None:
         self.func, self.typer, self.library = func, typer, library
+        self.helpers = helpers or {}  # module functions a call builds in place
+        self.used_helpers: set[tuple[str, int]] = set()  # (name, line): guarded per call
+        self.inlining: list[str] = []
         self.local_names = {a.arg for a in func.args.args} | {
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
@@ -73,18 +96,23 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, Lo
     # -- parameters --------------------------------------------------------------
     def params(self) -> list[Param]:
         args = self.func.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        # a default is the caller's to fill in: the site passes it as any argument
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise Refused(self.func, "only plain positional parameters compile")
         ranks = self._ranks()
         out = []
+        observed = getattr(self.typer, "observed", {})
         for arg in args.args:
-            t = self.typer.parameter(arg)  # its annotation's, else its call's: one rule
-            if t == I64:
+            name = self.typer.qualname(arg.annotation) if arg.annotation is not None else None
+            if arg.annotation is None:  # a specialization: the type its call observed
+                name = _OBSERVED_SCALARS.get(observed.get(arg.arg), name)
+            if name == "builtins.int":
                 out.append(Param(arg.arg, "int"))
                 continue
-            if t == F64:
+            if name == "builtins.float":
                 out.append(Param(arg.arg, "float"))
                 continue
+            t = self.typer.parameter(arg)
             if isinstance(t, TensorType) and t.library and self.library in ("", t.library):
                 self.library = t.library
                 if t.element.kind not in _ELEMENT_KIND:
@@ -176,6 +204,9 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, Lo
                 self._assign(p.name, Typed(self.args[p.name], py, bound), self.func, assigned)
         skipped = self.locals.skipped  # the site runs the allocations and the return
         body = [s for s in self.func.body if not _docstring(s) and id(s) not in skipped]
+        names = {p.name for p in params}
+        body, versions = split_versions(body, set(self.arrays), names)  # a slot per rebinding
+        self.local_names |= versions
         falls = self.statements(body, assigned, loop=False)
         if falls and self.result not in (None, "none"):
             raise Refused(self.func.body[-1], "the function can end without a return value")
@@ -185,6 +216,8 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, Lo
         func.attributes["py_result"] = self.result or "none"
         func.attributes["writes"] = tuple(sorted(self.writes))
         func.attributes["params"] = tuple(p.name for p in params)
+        if self.used_helpers:  # the run-time site checks each is still the module's
+            func.attributes["helpers"] = tuple(sorted(self.used_helpers))
         if self.locals.prologue or self.locals.returns:
             func.attributes["prologue"] = self.locals.prologue
             func.attributes["returns"] = self.locals.returns
@@ -296,6 +329,9 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, Lo
         raise Refused(stmt, f"line {stmt.lineno}: `{what}` is not a typed-loop statement")
 
     def _for(self, stmt: ast.For, assigned: set[str]) -> bool:
+        rewritten = self.array_iteration(stmt)  # `for x in a` (loops_inline)
+        if rewritten is not None:
+            return self._for(rewritten, assigned)
         it = stmt.iter
         if not (
             isinstance(stmt.target, ast.Name)
@@ -355,10 +391,9 @@ class LoopsBuilder(FlipViews, GatherViews, OuterStatements, VectorStatements, Lo
         if isinstance(target, ast.Subscript):
             array, indices, axes = self._element(target, assigned)
             kind = _ELEMENT_KIND[array.tensor.element.kind]  # type: ignore[union-attr]
-            self.wide(stmt, value)
-            if kind in NARROW:  # NumPy casts (and may wrap) into an int32 array
-                raise Refused(stmt, f"line {stmt.lineno}: stores into an np.{kind} array")
-            if kind == "f64" and value.py in ("int", "i64"):
+            if kind in NARROW or value.py in NARROW:  # np.int32 / np.uint8 (loops_ints)
+                value = self.narrow_store(kind, value, stmt)
+            elif kind == "f64" and value.py in ("int", "i64"):
                 value = self.cast(value, "float")
             elif kind == "i64" and value.py not in ("int", "i64"):
                 raise Refused(stmt, f"line {stmt.lineno}: stores a {value.py} into an int64 array")
@@ -492,9 +527,11 @@ def _as_load(target: ast.expr) -> ast.expr:
     return target
 
 
-def build_loops(func: ast.FunctionDef, typer: Any) -> FuncOp:
+def build_loops(
+    func: ast.FunctionDef, typer: Any, helpers: dict[str, ast.FunctionDef] | None = None
+) -> FuncOp:
     """The function as loops IR (verified), or Refused naming what stopped it."""
-    builder = LoopsBuilder(func, typer)
+    builder = LoopsBuilder(func, typer, helpers=helpers)
     out = builder.build()
     out.attributes["library"] = builder.library
     from ppy_core.ir.core import verify
@@ -513,7 +550,7 @@ def offer_loops(finder: Any, func: ast.FunctionDef, typer: Any) -> bool:
     if not any(isinstance(n, ast.For | ast.While) for n in ast.walk(func)):
         return False
     try:
-        graph = build_loops(func, typer)
+        graph = build_loops(func, typer, module_helpers(finder.tree))
     except Refused as exc:
         finder.remark(
             func.name, exc.node, f"typed loops: stays Python: {exc.message}  [{exc.code}]"

@@ -22,7 +22,7 @@ ARG_BOUND = 2**32
 INT_LIMIT = 2**63  # an int expression's proven bound must stay below this (int64)
 EXACT_FLOAT_INT = 2**53  # ints compared with floats must be exactly representable
 LOGICAL = {"int": ScalarType("i64"), "i64": ScalarType("i64"), "bool": ScalarType("i1")}
-LOGICAL |= {"i32": ScalarType("i64")}  # widened when loaded
+LOGICAL |= {"i32": ScalarType("i64"), "u8": ScalarType("i64")}  # widened when loaded
 FLOAT = ScalarType("f64")
 _BINOPS = {
     ast.Add: "add",
@@ -46,10 +46,10 @@ _COMPARES = {
     ast.NotEq: "ne",
 }
 _MATH = {"math.sqrt": "sqrt", "math.fabs": "fabs", "math.copysign": "copysign"}
-_ELEMENT_KIND = {"f64": "f64", "i64": "i64", "i32": "i32"}  # dtype -> its NumPy scalar
-#: np.int32 elements (CSR index arrays): only as an index, a range or slice bound or
-#: `int(...)`, their |value| below this (their own arithmetic wraps at 32 bits: refused)
-NARROW = {"i32": 2**31}
+_ELEMENT_KIND = {"f64": "f64", "i64": "i64", "i32": "i32", "u8": "u8"}  # dtype -> its scalar
+#: np.int32 / np.uint8 scalars: their |value| at most this; their own arithmetic is
+#: NumPy's (`loops_ints`), elsewhere they compile as an index, a bound or `int(...)`
+NARROW = {"i32": 2**31, "u8": 255}
 _FLOATS = {"float", "f64", "fnum"}
 
 
@@ -93,6 +93,13 @@ class LoopExpressions:
     vector_view: Any
     gathered: Any
     gather_dot: Any
+    # np.int32 / np.uint8 rules (loops_ints); conditionals and helpers (loops_inline)
+    narrow_binop: Any
+    as_int: Any
+    truth: Any
+    extreme_operand: Any
+    conditional: Any
+    inline_call: Any
 
     def expr(self, node: ast.expr, assigned: set[str]) -> Typed:
         if isinstance(node, ast.Constant):
@@ -138,6 +145,8 @@ class LoopExpressions:
             return self.condition(node, assigned)
         if isinstance(node, ast.Call):
             return self.call(node, assigned)
+        if isinstance(node, ast.IfExp):
+            return self.conditional(node, assigned)
         if isinstance(node, ast.Attribute) and node.attr == "size" and self._vector(node.value):
             return self._dim(node, node.value, 0)  # a 1-D array's size: its length
         if isinstance(node, ast.Attribute):
@@ -195,6 +204,9 @@ class LoopExpressions:
 
     def binop(self, node: ast.BinOp, op: str, assigned: set[str]) -> Typed:
         a, b = self.expr(node.left, assigned), self.expr(node.right, assigned)
+        narrow = self.narrow_binop(node, op, a, b)
+        if narrow is not None:  # np.int32 / np.uint8 (loops_ints)
+            return narrow
         self.wide(node, a, b)
         where = f"line {node.lineno}: `{ast.unparse(node)}`"
         if "bool" in (a.py, b.py):
@@ -299,12 +311,7 @@ class LoopExpressions:
         if isinstance(node, ast.Compare):
             left = self.expr(node.left, assigned)
             return self._chain(node, left, list(node.ops), list(node.comparators), assigned)
-        t = self.expr(node, assigned)
-        if t.py != "bool":
-            raise Refused(
-                node, f"line {node.lineno}: the truth of a {t.py} does not compile; compare it"
-            )
-        return t
+        return self.truth(node, self.expr(node, assigned))
 
     def _chain(
         self,
@@ -328,6 +335,7 @@ class LoopExpressions:
         return Typed(out.results[0], "bool")
 
     def _compare(self, node: ast.Compare, how: Any, a: Typed, b: Typed) -> Typed:
+        a, b = self.as_int(a), self.as_int(b)  # exact values
         self.wide(node, a, b)
         name = _COMPARES.get(type(how))
         if name is None or "bool" in (a.py, b.py):
@@ -382,7 +390,7 @@ class LoopExpressions:
                 t.bound,
             )
         if name in ("min", "max") and len(node.args) == 2:
-            a, b = (self._number(x, assigned) for x in node.args)
+            a, b = (self.extreme_operand(x, assigned) for x in node.args)
             if a.py != b.py or a.py in ("i64", "fnum"):
                 raise Refused(
                     node,
@@ -390,6 +398,9 @@ class LoopExpressions:
                 )
             out = self.emit(L.CallOp, [a.value, b.value], ir_type(a.py), fn=name, py=a.py)
             return Typed(out.results[0], a.py, max(a.bound, b.bound))
+        inlined = self.inline_call(node, assigned)
+        if inlined is not None:  # a module helper, built in place (loops_inline)
+            return inlined
         raise Refused(node, f"{where} is not a call typed loops compile")
 
     def dot(self, node: ast.expr, operands: list[ast.expr], kind: str, assigned: set[str]) -> Typed:

@@ -173,12 +173,14 @@ class SiteFinder:
         self.speculator: Speculator | None = None
         self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
         self.deferred: set[int] = set()  # views the runtime takes from their names (views.py)
+        self.tree: ast.Module | None = None  # the module (typed loops build its helpers in)
 
     def next_id(self, function: str) -> str:
         self._counter += 1
         return f"{function}.{self._counter}{self.target.suffix if self.target else ''}"
 
     def run(self, tree: ast.Module) -> Findings:
+        self.tree = tree
         self.local_names, self.local_types = module_classes(self.oracle, tree, self.module)
         module_typer = self.typer()
         self.globals = self.module_names(tree, module_typer)

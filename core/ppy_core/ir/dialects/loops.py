@@ -9,8 +9,9 @@ block arguments and a backend turns slots into registers (LLVM's mem2reg).
 Every scalar value carries `py`, the Python type it stands for, because the same
 bits mean different things: "int" (a Python int proven to fit 64 bits), "float"
 (a Python float), "bool", "f64" (`np.float64`), "i64" (`np.int64`, wrapping), "fnum" (float or
-np.float64, tagged at run time), "i32" (an np.int32 element, widened to 64 bits
-when loaded; used only as an int).
+np.float64, tagged at run time), "i32" / "u8" (an np.int32 / np.uint8, widened to
+64 bits: an int32's + - * wrap at 32 bits with NumPy's warning, a uint8's ops are
+the bitwise ones that stay in range).
 The function's `func.func` carries `py_args` and `py_result` the same way.
 
     %i = loops.get {name = "i"} : () -> i64
@@ -29,7 +30,7 @@ from ppy_core.ir.types import ScalarType, TensorType
 
 #: "fnum": a float or an np.float64, which one known only at run time (a local
 #: `s = 0.0` that becomes `s += a[i]`): a backend carries a tag beside the double
-PY_KINDS: Final = ("int", "float", "bool", "f64", "i64", "fnum", "i32")
+PY_KINDS: Final = ("int", "float", "bool", "f64", "i64", "fnum", "i32", "u8")
 #: binary ops; which `py` kinds each takes is the front end's business (Python's)
 BINOPS: Final = (
     "add",

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ppy_core.runtime.abi import load_library
+from ppy_numpy._runtime.inlined import Helpers
 
 LAYOUT = 5  # the function's "run this call as Python" (it returns it before running)
 RERUN = 6  # "run it as Python": it wrote only the arrays the site made for it
@@ -36,7 +37,7 @@ BROADCAST = 7  # NumPy's ValueError of an array statement (ppy_llvm._loops_vecto
 LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
-_DTYPES |= {"i32": np.dtype(np.int32)}  # CSR index arrays
+_DTYPES |= {"i32": np.dtype(np.int32), "u8": np.dtype(np.uint8)}  # CSR indices, bytes
 _ERRSTATE_KEYS = ("divide", "over", "invalid")
 _QUIET = ("warn", "ignore")  # what the compiled code reproduces; others run Python
 _unpack_d = struct.Struct("<q").pack
@@ -124,6 +125,10 @@ class LoopsSite:
         self.Args = ctypes.c_int64 * max(1, len(self.kinds))  # one word per parameter
         self.Out = ctypes.c_int64 * 5
         self.fast, self.fallbacks = 0, {}  # type: ignore[var-annotated]
+        helpers = data.get("helpers") or []  # module functions built in place (inlined)
+        self.helpers = Helpers(helpers, fallback.__globals__) if helpers else None
+        # the caller's defaults (a specialization's loader sets the generic function's)
+        self.__defaults__ = fallback.__defaults__
         self.__wrapped__ = fallback
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             if hasattr(fallback, attr):
@@ -134,6 +139,11 @@ class LoopsSite:
         return self.fallback(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        defaults = self.__defaults__
+        if defaults and not kwargs and self.visible - len(defaults) <= len(args) < self.visible:
+            args = (*args, *defaults[len(defaults) - (self.visible - len(args)) :])
+        if self.helpers is not None and not self.helpers.hold():
+            return self._python("a helper it builds in place is rebound", args, kwargs)
         if kwargs or len(args) != self.visible:
             return self._python("keyword or missing arguments", args, kwargs)
         packed = self.Args()
@@ -372,8 +382,8 @@ def _in_c(site: LoopsSite, fns: list[Any]) -> Any:
     """The C caller in front of `site` (guard, call and boxing without Python code:
     well under a microsecond), or None where the extension is not built or the
     function makes or returns arrays (the site does that in Python)."""
-    if site.prologue is not None or site.returns:
-        return None
+    if site.prologue is not None or site.returns or site.helpers or site.__defaults__:
+        return None  # (the C caller takes no defaults and checks no helper)
     try:
         from ppy_numpy._runtime._loopcall import LoopCall
     except ImportError:  # a source tree without the built extension: Python calls
