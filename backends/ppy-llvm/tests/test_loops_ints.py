@@ -8,6 +8,7 @@ into int32 / uint8 / int64 arrays: bit for bit against Python, the fast path ass
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +18,11 @@ from hypothesis.extra import numpy as hnp
 from loops_harness import load_both, outcome
 from loops_int_programs import module
 
+import ppy
+
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
+
+NPBENCH = Path(__file__).resolve().parents[3] / "benchmarks/corpus/npbench/npbench/benchmarks"
 
 COUNT = 24
 
@@ -143,6 +148,37 @@ def test_a_rebound_helper_runs_python(fixed) -> None:
     finally:
         mod.match, plain.match = saved
     _same(mod, plain, "nussinov", *args)  # its own helper again: the fast path
+
+
+def _fast_calls(module: str, function: str) -> int:
+    """Fast calls of `function`'s sites and specializations (`ppy.stats()`)."""
+    stats = ppy.stats().items()
+    return sum(int(s["fast"]) for k, s in stats if k.startswith(f"{module}:{function}."))
+
+
+@pytest.mark.parametrize(
+    ("path", "args"),
+    [
+        ("polybench/nussinov/nussinov_numpy.py", [(40, 0), (1, 1), (0, 2), (13, 3)]),
+        ("crc16/crc16_numpy.py", [(1600, 42), (0, 1), (1, 2), (333, 3)]),
+    ],
+)
+def test_npbench_unannotated(tmp_path, path: str, args: list[tuple[int, int]]) -> None:
+    """The vendored kernels as written: typed by their calls, the fast path taken, the
+    value (its dtype, a Python int's type) and the arrays bit for bit NumPy's."""
+    source = (NPBENCH / path).read_text()
+    name = Path(path).stem
+    mod, plain = load_both(tmp_path, name, source)
+    fn = "kernel" if "nussinov" in name else "crc16"
+    for n, seed in args:
+        rng = np.random.default_rng(seed)
+        if fn == "kernel":
+            call: tuple[object, ...] = (n, rng.integers(0, 4, n, dtype=np.int32))
+        else:
+            call = (rng.integers(0, 256, n, dtype=np.uint8),)
+        before = _fast_calls(name, fn)
+        assert outcome(getattr(mod, fn), *call) == outcome(getattr(plain, fn), *call)
+        assert _fast_calls(name, fn) == before + 1
 
 
 def test_unproven_ints_stay_python(tmp_path) -> None:

@@ -47,7 +47,7 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
         if found is None:
             break
         name, base, rank = found
-        p = arrays.get(base)
+        p = arrays.get(base) if isinstance(base, str) else Param(name, "array", base)
         if p is None or p.tensor is None or name in arrays or stores.get(name) != 1:
             break
         tensor = (
@@ -74,10 +74,12 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
     return Locals(made, frozenset(skipped), tuple(source), returns, single)
 
 
-def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str, int | None] | None:
+def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str | TensorType, int | None] | None:
     """(x, b, None) for `x = np.zeros_like(b)` / `np.empty_like(b)`; (x, b, rank) for
     `x = np.zeros((n, ...), dtype=b.dtype)` / `np.empty(...)`, and rank 1 for a length
-    (`np.empty(A_row.size - 1, A_val.dtype)`, spmv's; the dtype by keyword or second)."""
+    (`np.empty(A_row.size - 1, A_val.dtype)`, spmv's; the dtype by keyword or second);
+    (x, the array type the plugins give the call, rank) for a dtype they name
+    (`np.zeros((N, N), np.int32)`, nussinov's)."""
     if not (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
@@ -109,7 +111,9 @@ def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str, int | None] | None:
         and dtype.attr == "dtype"
         and isinstance(dtype.value, ast.Name)
     ):
-        return None
+        made = typer.expr(call, {})  # the plugin's type of what the call makes
+        known = isinstance(made, TensorType) and made.library and made.element.kind != "?"
+        return (name, made, rank) if known else None
     return name, dtype.value.id, rank
 
 
