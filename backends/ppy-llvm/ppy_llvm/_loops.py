@@ -155,6 +155,8 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             else {},
             # in-place array updates: the adapter proves NumPy's NaN rule (`_loops_inplace`)
             "inplace": any(op.name == "loops.inplace" for op in func.walk()),
+            # array statements: the adapter proves their NaN rule (`_loops_vector`)
+            "vector": any(op.name == "loops.vector" for op in func.walk()),
             "numpy_scalars": any(
                 (
                     op.name == "loops.binop"

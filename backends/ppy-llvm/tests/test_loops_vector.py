@@ -6,6 +6,7 @@ its errors, bit for bit against Python with the fast path asserted."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import random
 import types
 from pathlib import Path
@@ -332,3 +333,44 @@ def test_layouts_numpy_would_not_hand_over_run_python(cases) -> None:
     plain.broadcast(x2, np.arange(10.0), 1)
     assert x1.tobytes() == x2.tobytes()
     assert sum(fn.ppy_stats()["fallback"].values()) == before + 1
+
+
+# -- the per-build proof of NumPy's NaN rule -------------------------------------------
+def _first_nan(out: int, so: int, x: int, sx: int, y: int, sy: int, n: int, inplace: int, _f):
+    """A rule NumPy's build does not follow (an add whose NaN pair always gives the
+    first operand's, and no warnings): the proof stops at the add."""
+    for e in range(n):
+        a = np.frombuffer((ctypes.c_char * 8).from_address(x + e * sx), np.float64)[0]
+        b = np.frombuffer((ctypes.c_char * 8).from_address(y + e * sy), np.float64)[0]
+        with np.errstate(all="ignore"):
+            r = a + b
+        if np.isnan(a):
+            r = _nan(int(np.array([a]).view(np.uint64)[0]) | 0x0008000000000000)
+        at = (x + e * sx) if inplace else (out + e * so)
+        ctypes.c_double.from_address(at).value = float(r)
+
+
+def test_proof_refuses_another_nan_rule() -> None:
+    from ppy_numpy._runtime import vector
+
+    probe = vector._FN(_first_nan)
+    library = types.SimpleNamespace(
+        **{f"ppy_loops_probe_vector_{name}": probe for name in ("add", "sub", "mul", "truediv")}
+    )
+    phrases = ["scalar add", "scalar subtract", "scalar multiply", "scalar divide"]
+    ops = [*phrases, "dot", "matmul", "sqrt", "add", "subtract", "multiply", "divide"]
+    why = vector._prove(library, ops, 16)
+    assert why is not None
+    assert "add of" in why
+
+
+def test_loader_refuses_when_the_proof_fails(tmp_path: Path, monkeypatch) -> None:
+    from ppy_numpy._runtime import vector
+
+    monkeypatch.setattr(vector, "_prove", lambda *args: "a rule of another build")
+    monkeypatch.setattr(vector, "_verdicts", {})
+    with pytest.warns(RuntimeWarning, match="E2042"):
+        mod, plain = load_both(tmp_path, "refused_vector", CASES)
+    assert not hasattr(mod.behind, "ppy_stats")  # the Python function itself
+    a = np.arange(5.0)
+    assert outcome(mod.behind, a, 2) == outcome(plain.behind, a, 2)

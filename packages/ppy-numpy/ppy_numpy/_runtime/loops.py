@@ -324,6 +324,8 @@ def load(
         return fallback
     if data.get("inplace") and not _inplace_ready(library, data, record):
         return fallback
+    if data.get("vector") and not _vector_ready(library, data, record):
+        return fallback
     fns = []
     for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
         fn = getattr(library, symbol)
@@ -366,6 +368,23 @@ def _inplace_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
         return True
     warnings.warn(
         f"ppy: typed loops updating arrays in place run as Python: {why}  [E2042]",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return False
+
+
+def _vector_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
+    """Whether the library's array statements (`C[i, :n] += s * x`) are proven to give
+    NumPy's bytes and warnings on this build (`vector`). Else a warning: Python."""
+    from ppy_numpy._runtime import vector
+
+    key = str(record["unit"]["files"][0]) if record else str(data["symbol"])
+    why = vector.proven(library, data, key)
+    if why is None:
+        return True
+    warnings.warn(
+        f"ppy: typed loops with array statements run as Python: {why}  [E2042]",
         RuntimeWarning,
         stacklevel=3,
     )
