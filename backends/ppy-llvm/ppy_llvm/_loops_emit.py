@@ -28,7 +28,7 @@ from ._loops_vector import VectorOps
 from ._loops_vector import entry_checks as vector_entry_checks
 
 OK, INDEX_ERROR = 0, 1
-_INT_BITS = {"i32": 32, "u8": 8}  # narrow elements: widened to i64 when loaded
+_INT_BITS = {"i32": 32, "u8": 8, "u32": 32}  # narrow elements: widened to i64 when loaded
 
 
 class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps, NarrowOps):
@@ -207,7 +207,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, Vect
         kind = op.operands[0].type.element.kind
         if kind == "i32":  # widened: NumPy's value as a Python int
             value = self.b.sext(value, self.i64)
-        elif kind == "u8":
+        elif kind in ("u8", "u32"):
             value = self.b.zext(value, self.i64)
         self.put(op, value)
 

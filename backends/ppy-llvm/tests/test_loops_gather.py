@@ -80,7 +80,7 @@ def _csr(rng: np.random.Generator, rows: int, cols: int, nnz: int, dtype: type) 
     return pointers.astype(dtype), indices.astype(dtype), rng.standard_normal(nnz)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64])
 @pytest.mark.parametrize(("rows", "cols", "nnz"), [(0, 0, 0), (1, 1, 1), (5, 3, 0), (40, 30, 90)])
 def test_spmv_bit_identical(pair, dtype: type, rows: int, cols: int, nnz: int) -> None:
     rng = np.random.default_rng(rows * 7 + nnz)
@@ -89,6 +89,32 @@ def test_spmv_bit_identical(pair, dtype: type, rows: int, cols: int, nnz: int) -
     _same(pair, "spmv", pointers, indices, values, x)
     _same(pair, "gathered_left", pointers, indices, values, x)
     _same(pair, "spmv", pointers, indices, values, np.repeat(x, 2)[::2])  # strided x
+
+
+SPMV = (
+    Path(__file__).resolve().parents[3]
+    / "benchmarks/corpus/npbench/npbench/benchmarks/spmv/spmv_numpy.py"
+)
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "nnz"), [(0, 0, 0), (1, 1, 0), (7, 5, 9), (300, 200, 700)]
+)
+def test_npbench_spmv_bit_identical(tmp_path: Path, rows: int, cols: int, nnz: int) -> None:
+    """NPBench's spmv as written, unannotated, on uint32 indices as its initializer
+    makes them (`np.uint32(matrix.indptr)`); rows = 0: NumPy's ValueError of
+    np.empty(-1, ...), raised where Python raises it."""
+    mod, plain = load_both(tmp_path, "spmv_numpy", SPMV.read_text())
+    rng = np.random.default_rng(rows + cols)
+    pointers, indices, values = _csr(rng, rows, cols, nnz, np.uint32)
+    if not rows:
+        pointers = pointers[:0]
+    x = rng.random(max(cols, 1))
+    before = counts("spmv_numpy", "spmv")
+    assert outcome(mod.spmv, pointers, indices, values, x) == outcome(
+        plain.spmv, pointers, indices, values, x
+    )
+    assert counts("spmv_numpy", "spmv") == before + (1 if rows else 0)
 
 
 def test_index_errors_are_numpys(pair) -> None:
@@ -116,7 +142,7 @@ def test_lengths_that_differ_raise_numpys_value_error(pair) -> None:
 @given(
     data=st.data(),
     rows=st.integers(0, 6),
-    dtype=st.sampled_from([np.int32, np.int64]),
+    dtype=st.sampled_from([np.int32, np.uint32, np.int64]),
     name=st.sampled_from(["spmv", "gathered_left"]),
 )
 def test_random_matrices_and_values(pair, data, rows: int, dtype: type, name: str) -> None:
@@ -125,7 +151,8 @@ def test_random_matrices_and_values(pair, data, rows: int, dtype: type, name: st
     nnz = data.draw(st.integers(0, 12))
     cuts = sorted(data.draw(st.lists(st.integers(0, nnz), min_size=rows, max_size=rows)))
     pointers = np.array([0, *cuts[: max(rows - 1, 0)], nnz][: rows + 1], dtype)
-    indices = data.draw(hnp.arrays(dtype, nnz, elements=st.integers(-n - 2, n + 2)))
+    low = 0 if dtype is np.uint32 else -n - 2
+    indices = data.draw(hnp.arrays(dtype, nnz, elements=st.integers(low, n + 2)))
     values = data.draw(hnp.arrays(np.float64, nnz, elements=FLOATS))
     x = data.draw(hnp.arrays(np.float64, max(n, rows), elements=FLOATS))
     _same(pair, name, pointers, indices, values, x)

@@ -24,6 +24,7 @@ SCALAR_KINDS: Final = (
     "i16",
     "i8",
     "u8",
+    "u32",
     "i1",
     "index",
     "c128",

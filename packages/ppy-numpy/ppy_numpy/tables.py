@@ -10,6 +10,7 @@ from ppy_core.ir.types import F32, F64, I1, I64, ScalarType, TensorType
 LIBRARY: Final = "numpy"
 I32: Final = ScalarType("i32")
 U8: Final = ScalarType("u8")  # bytes (crc16's data): typed loops' bitwise ops
+U32: Final = ScalarType("u32")  # CSR indices (spmv's): typed loops' indices and bounds
 ARRAY: Final = TensorType(F64, None, LIBRARY)
 
 DTYPES: Final[dict[str, ScalarType]] = {
@@ -21,6 +22,7 @@ DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.int64": I64,
     "numpy.int32": I32,
     "numpy.uint8": U8,
+    "numpy.uint32": U32,
     "numpy.bool_": I1,
     "numpy.bool": I1,
 }
@@ -40,6 +42,8 @@ DTYPE_STRINGS: Final[dict[str, ScalarType]] = {
     "i4": I32,
     "uint8": U8,
     "u1": U8,
+    "uint32": U32,
+    "u4": U32,
     "bool": I1,
     "?": I1,
 }
@@ -50,6 +54,7 @@ DTYPE_NAMES: Final = {
     "i64": "int64",
     "i32": "int32",
     "u8": "uint8",
+    "u32": "uint32",
     "i1": "bool",
 }
 

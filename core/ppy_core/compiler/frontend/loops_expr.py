@@ -50,6 +50,10 @@ _ELEMENT_KIND = {"f64": "f64", "i64": "i64", "i32": "i32", "u8": "u8"}  # dtype 
 #: np.int32 / np.uint8 scalars: their |value| at most this; their own arithmetic is
 #: NumPy's (`loops_ints`), elsewhere they compile as an index, a bound or `int(...)`
 NARROW = {"i32": 2**31, "u8": 255}
+#: np.uint32 elements (NPBench's spmv takes its CSR indices so): as np.int32's, an int
+_ELEMENT_KIND["u32"] = "u32"
+NARROW["u32"] = 2**32
+LOGICAL["u32"] = ScalarType("i64")
 _FLOATS = {"float", "f64", "fnum"}
 
 

@@ -31,6 +31,9 @@ _RANGE = {"i32": (-(2**31), 2**31 - 1), "u8": (0, 255)}
 #: the ops of each kind that compile (an int32's + - * may wrap: NumPy's warning)
 _OPS = {"i32": ("add", "sub", "mul", "and", "or", "xor"), "u8": ("and", "or", "xor", "rshift")}
 _INTS = ("int", "i64", "i32", "u8")
+#: np.uint32 (NPBench's CSR indices): exact as an int; no arithmetic of its own yet
+_RANGE["u32"] = (0, 2**32 - 1)
+_OPS["u32"] = ()
 
 
 class NarrowInts:
@@ -118,7 +121,7 @@ class NarrowInts:
         )
 
 
-_NAME = {"i32": "int32", "u8": "uint8", "i64": "int64", "f64": "float64"}
+_NAME = {"i32": "int32", "u8": "uint8", "u32": "uint32", "i64": "int64", "f64": "float64"}
 
 
 def _fits(node: ast.expr, t: Typed, kind: str) -> bool:

@@ -30,7 +30,7 @@ from ppy_core.ir.types import ScalarType, TensorType
 
 #: "fnum": a float or an np.float64, which one known only at run time (a local
 #: `s = 0.0` that becomes `s += a[i]`): a backend carries a tag beside the double
-PY_KINDS: Final = ("int", "float", "bool", "f64", "i64", "fnum", "i32", "u8")
+PY_KINDS: Final = ("int", "float", "bool", "f64", "i64", "fnum", "i32", "u8", "u32")
 #: binary ops; which `py` kinds each takes is the front end's business (Python's)
 BINOPS: Final = (
     "add",

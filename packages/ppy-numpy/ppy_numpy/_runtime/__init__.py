@@ -177,6 +177,7 @@ def _element_kinds(numpy: Any) -> dict[Any, str]:
         "int16": "i16",
         "int8": "i8",
         "uint8": "u8",
+        "uint32": "u32",
         "bool": "i1",
         "complex128": "c128",
         "complex64": "c64",

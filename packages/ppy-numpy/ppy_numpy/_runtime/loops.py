@@ -38,6 +38,7 @@ LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
 _DTYPES |= {"i32": np.dtype(np.int32), "u8": np.dtype(np.uint8)}  # CSR indices, bytes
+_DTYPES |= {"u32": np.dtype(np.uint32)}  # NPBench's CSR indices
 _ERRSTATE_KEYS = ("divide", "over", "invalid")
 _QUIET = ("warn", "ignore")  # what the compiled code reproduces; others run Python
 _unpack_d = struct.Struct("<q").pack
