@@ -33,13 +33,19 @@ def coded(exc: BaseException) -> bool:
 
 
 def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    """Write a module's manifest, and beside it its run view (`runview`): what a start
+    reads, without the megabytes only `ppy explain` reads."""
     import json
     import tempfile
 
+    from ppy_core.runtime import runview
+
+    raw = json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+    with os.fdopen(fd, "wb") as f:
+        f.write(raw)
     os.replace(tmp, path)
+    runview.write(path.parent, manifest, raw)
 
 
 #: the most bytes a manifest or a module's code may have: anything larger is not ppy's

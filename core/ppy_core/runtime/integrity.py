@@ -36,6 +36,8 @@ _REPORTED: set[str] = set()
 #: check read: a site binds its kernel at its first call, maybe long after the check,
 #: and opens it only while the file is still the one that passed (`changed`)
 _STAMPS: dict[str, tuple[int, ...]] = {}
+#: absolute path -> the sha256 its check compared it with (see `recorded`)
+_SHAS: dict[str, str] = {}
 
 
 def stamp(st: os.stat_result) -> tuple[int, ...]:
@@ -55,6 +57,9 @@ def mark(
     _VERIFIED[folder] = frozenset(names)
     for name in names:
         path = os.path.join(folder, name)
+        info = names.get(name) if isinstance(names, dict) else None
+        if isinstance(info, dict) and isinstance(info.get("sha256"), str):
+            _SHAS[path] = info["sha256"]
         seen = stamps.get(name) if stamps else None
         if seen is not None:
             _STAMPS[path] = seen
@@ -63,6 +68,11 @@ def mark(
                 _STAMPS[path] = stamp(os.stat(path))
             except OSError:
                 _STAMPS[path] = ()
+
+
+def recorded(path: Path | str) -> str | None:
+    """The sha256 the file at `path` passed its check against (None: not known)."""
+    return _SHAS.get(os.path.abspath(path))
 
 
 def changed(directory: Path | str, names: list[str]) -> str | None:
@@ -144,6 +154,7 @@ def check_tree(root: Path, files: object) -> tuple[set[str], dict[str, str]]:
         else:
             good.add(rel)
             _STAMPS[os.path.abspath(path)] = stamp(st)
+            _SHAS[os.path.abspath(path)] = info["sha256"]
     return good, bad
 
 
@@ -177,6 +188,7 @@ __all__ = [
     "mark",
     "stamp",
     "mark_modules",
+    "recorded",
     "report",
     "safe_name",
     "verified",

@@ -83,21 +83,30 @@ def loads(text: str | bytes, *, max_bytes: int = MAX_BYTES) -> Any:
     return value
 
 
-def _depth(value: Any) -> int:
-    """How deeply arrays and objects nest in `value`, counted up to MAX_DEPTH + 1: level
-    by level (iterative, no recursion limit), each level keeping only the containers
-    of the one above, so a scalar is looked at once and never queued (a manifest of
-    thousands of sites is mostly strings: ~1 ms)."""
+def depth(value: Any) -> int:
+    """How deeply arrays and objects (lists and dicts) nest in `value`, counted up to
+    MAX_DEPTH + 1: level by level (iterative, no recursion limit), each level keeping
+    only the containers of the one above, so a scalar is looked at once and never
+    queued (a manifest of thousands of sites is mostly strings: ~1 ms). A container
+    met again (marshal's shared objects) is not walked again: a value sharing its
+    parts costs its distinct parts, never their repetitions."""
     level: list[Any] = [value] if type(value) in _CONTAINERS else []
-    depth = 0
-    while level and depth <= MAX_DEPTH:
-        depth += 1
+    seen: set[int] = set()
+    found = 0
+    while level and found <= MAX_DEPTH:
+        found += 1
         below: list[Any] = []
         for item in level:
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
             values = item.values() if type(item) is dict else item
             below += [v for v in values if type(v) in _CONTAINERS]
         level = below
-    return depth
+    return found
+
+
+_depth = depth
 
 
 def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
@@ -106,4 +115,4 @@ def read(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> Any:
         return loads(handle.read(max_bytes + 1), max_bytes=max_bytes)
 
 
-__all__ = ["loads", "read"]
+__all__ = ["MAX_DEPTH", "depth", "loads", "read"]

@@ -10,7 +10,7 @@ import warnings
 from _thread import allocate_lock  # `threading` costs a start ~1-2 ms
 from pathlib import Path
 
-from ppy_core.runtime import dispatch, integrity
+from ppy_core.runtime import dispatch, integrity, runview
 from ppy_core.runtime.artifact import coded, read_code, read_manifest
 
 TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
@@ -315,7 +315,7 @@ def load(directory: Path) -> tuple[dict[str, Any], types.CodeType] | Exception:
             if name not in good:
                 where = directory / name
                 raise _unchecked(where)
-        manifest = read_manifest(directory)
+        manifest = runview.read(directory) or read_manifest(directory)
         code = read_code(directory, manifest)
     except Exception as exc:
         if not coded(exc):

@@ -268,6 +268,11 @@ def _site(
 ) -> Any:
     """A `_dispatch.Site` from a loaded kernel's signature (`store` "" for a fresh result)."""
     sig = kernel.signature
+    key = (kernel.address, getattr(sig, "symbol", ""))
+    entries = _ENTRIES.get(key)
+    if entries is None or entries[0] is not kernel.keepalive:  # once per kernel
+        splat = (entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX))
+        entries = _ENTRIES[key] = (kernel.keepalive, splat, swaps_table(kernel))
     return make_site(
         kernel.address,
         sig.kind,
@@ -279,9 +284,16 @@ def _site(
         nan_ok=sig.nan_ok,
         store=store,
         views=views,
-        splat=(entry_address(kernel, SPLAT_SUFFIX), entry_address(kernel, ROWS_SUFFIX)),
-        swaps=swaps_table(kernel),
+        splat=entries[1],
+        swaps=entries[2],
     )
+
+
+#: (a kernel's address, its symbol) -> (its library's handle, its further entries'
+#: addresses, its swaps table): looked up in the library once per kernel, not once per
+#: site (a module of a thousand sites shares a few kernels); the handle is kept, so
+#: the address stays the kernel's
+_ENTRIES: dict[tuple[int, str], tuple[Any, tuple[int, int], tuple[int, ...]]] = {}
 
 
 def _entry(kernel: LoadedKernel, suffix: str) -> Any:
