@@ -113,8 +113,9 @@ def _program(r: random.Random, k: int) -> str:
     target = _slice(r, "y")
     source = r.choice([target, _slice(r, "y"), _slice(r, "r")])
     scale = r.choice(["s * np.flip({w})", "np.flip({w}) * s", "np.flip({w})", "0.5 * np.flip({w})"])
+    accumulate = r.choice(["s = s * 0.5 + {call}", "s += {call}"])  # `+=`: a scalar's update
     body = [
-        f"s = s * 0.5 + {dot.format(u=u, v=v)}",
+        accumulate.format(call=dot.format(u=u, v=v)),
         f"{target} {r.choice('+-*/')}= {scale.format(w=source)}",
         "y[k] = s" if r.random() < 0.5 else "s -= y[k]",
     ]
@@ -162,6 +163,28 @@ def test_random_bodies_mostly_fast(bodies) -> None:
         _same(bodies, "loops_flip", f"f{k}", r, M, 1)  # the loop runs nothing: fast
     fast = sum(counts("loops_flip", f"f{k}")[0] for k in range(COUNT))
     assert fast >= COUNT
+
+
+SPECULATED = """
+import numpy as np
+
+
+def twice(r, n):
+    y = np.zeros_like(r)
+    s = 0.0
+    for k in range(1, n):
+        s += np.dot(np.flip(r[:k]), r[:k])
+        y[:k] += 0.5 * np.flip(r[:k])
+    return y
+"""
+
+
+def test_a_loop_that_updates_by_flip_is_not_speculated(tmp_path: Path) -> None:
+    """An accumulator ending inf reruns a speculating loop tested: a loop that writes
+    memory (here by np.flip) must not speculate, or its writes would be made twice."""
+    pair = load_both(tmp_path, "flip_speculated", SPECULATED)
+    r = np.array([1e300, 1e300, 2.0, 3.0])  # s overflows: the tested copy would rerun
+    assert _same(pair, "flip_speculated", "twice", r, 4) == "fast"
 
 
 REFUSED = """

@@ -46,6 +46,7 @@ class FlipViews:
     _view: Any
     _number: Any
     local_view: Any
+    is_view: Any
     cast: Any
     const: Any
     emit: Any
@@ -79,7 +80,7 @@ class FlipViews:
         """`V op= s * np.flip(W)` as one `loops.flip_update`; False when the right
         side holds no `np.flip` (another statement kind's business)."""
         calls = [n for n in ast.walk(stmt.value) if self.flipped(n) is not None]  # type: ignore[arg-type]
-        if not calls:
+        if not calls or not self.is_view(stmt.target):  # `s += np.dot(np.flip(u), v)`
             return False
         where = f"line {stmt.lineno}: `{ast.unparse(stmt).splitlines()[0]}`"
         op = _UPDATES.get(type(stmt.op))
