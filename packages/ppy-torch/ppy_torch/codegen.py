@@ -18,12 +18,16 @@ from ppy_torch.graph import (
     INT,
     SCALAR_TYPES,
     TENSOR,
+    TENSORS,
     Arg,
     AtenCall,
     Const,
     IntOp,
     ListArg,
+    Node,
+    RankCheck,
     RegionGraph,
+    Unpack,
     Value,
     device_parts,
 )
@@ -146,7 +150,20 @@ def _call_expr(node: AtenCall) -> str:
     return f"at::{name}({', '.join(parts)})"
 
 
-def _statement(node: AtenCall | IntOp) -> str:
+def _statement(node: Node) -> str:
+    if isinstance(node, RankCheck):
+        return (
+            f"  if ({_var(node.value)}.dim() != {node.rank}) "
+            f'throw std::runtime_error("rank");  // {node.text()}'
+        )
+    if isinstance(node, Unpack):
+        values = [
+            f"at::Tensor {_var(r)} = {_var(node.value)}[{i}];" for i, r in enumerate(node.results)
+        ]
+        return (
+            f"  if ({_var(node.value)}.size() != {len(node.results)}) "
+            f'throw std::runtime_error("unpack");  // {node.text()}\n  ' + "\n  ".join(values)
+        )
     if isinstance(node, IntOp):
         expr = _INT_EXPR[node.op].format(a=_plain(node.lhs), b=_plain(node.rhs))
         return f"  const int64_t {_var(node.result)} = {expr};  // {node.text()}"
@@ -154,7 +171,9 @@ def _statement(node: AtenCall | IntOp) -> str:
     where = f"  // line {node.line}" if node.line else ""
     if node.result is None:
         return f"  {expr};{where}"
-    ctype = "at::Tensor" if node.result.kind == TENSOR else "const int64_t"
+    ctype = {TENSOR: "at::Tensor", TENSORS: "std::vector<at::Tensor>"}.get(
+        node.result.kind, "const int64_t"
+    )
     return f"  {ctype} {_var(node.result)} = {expr};{where}"
 
 

@@ -24,8 +24,8 @@ C++, at each call, every fact of the tree it was built from (`modules.py` record
 them, `codegen.py` emits the walk), so a description only chooses what runs. After a
 region's call succeeds, the module's description is `trust`ed and given back as it is
 at its next calls; a region whose guard misses `forget`s it, and the next call
-describes the tree again. A description is interned, its hash computed once: the
-dispatcher's table lookup is then an identity check.
+describes the tree again. A description is interned: the dispatcher's table lookup
+compares it by identity (hashing it costs ~4 us).
 """
 
 from __future__ import annotations
@@ -49,28 +49,12 @@ def describer(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
     return describe_module
 
 
-class Described(tuple):  # type: ignore[type-arg]
-    """A description whose hash is computed once (it is a key of the dispatcher's
-    table at every call; hashing the tree costs ~4 us)."""
-
-    def __new__(cls, items: tuple[Any, ...]) -> Described:
-        self = super().__new__(cls, items)
-        self.__dict__["hash"] = tuple.__hash__(self)
-        return self
-
-    def __hash__(self) -> int:
-        return self.__dict__["hash"]  # type: ignore[no-any-return]
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickles as the plain tuple it is
-        return (tuple, (tuple(self),))
-
-
 #: id(module) -> (a weak reference to it, its description), while its region holds
-_TRUSTED: dict[int, tuple[weakref.ref[Any], Described]] = {}
+_TRUSTED: dict[int, tuple[weakref.ref[Any], tuple[Any, ...]]] = {}
 #: the last description made, until a region's call trusts it
-_PENDING: list[tuple[weakref.ref[Any], Described]] = []
+_PENDING: list[tuple[weakref.ref[Any], tuple[Any, ...]]] = []
 #: one object per distinct description
-_INTERNED: dict[Described, Described] = {}
+_INTERNED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def describe_module(module: Any) -> tuple[Any, ...]:
@@ -93,7 +77,7 @@ def describe_module(module: Any) -> tuple[Any, ...]:
         # the program set (counting, tracing) must not see it
         with torch._C.DisableTorchFunction():
             tree = _tree(module, hooked_globally)
-    described = Described(("instance", "torch", KIND, tree))
+    described = ("instance", "torch", KIND, tree)
     described = _INTERNED.setdefault(described, described)
     try:
         _PENDING[:] = [(weakref.ref(module), described)]
@@ -190,4 +174,4 @@ def _ints(value: tuple[Any, ...]) -> bool:
     return all(type(v) is int for v in value)
 
 
-__all__ = ["HOOKS", "KIND", "Described", "describe_module", "describer", "forget", "trust"]
+__all__ = ["HOOKS", "KIND", "describe_module", "describer", "forget", "trust"]

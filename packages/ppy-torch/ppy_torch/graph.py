@@ -25,6 +25,7 @@ INT: Final = "int"
 FLOAT: Final = "float"
 BOOL: Final = "bool"
 VALUE_KINDS: Final = (TENSOR, INT, FLOAT, BOOL)
+TENSORS: Final = "tensors"  # a list of tensors an op returns (`split`), unpacked at once
 #: a parameter's dtype as described (`str(t.dtype)`) -> its `c10::ScalarType`
 SCALAR_TYPES: Final = {
     "torch.float32": "Float",
@@ -122,7 +123,31 @@ class IntOp:
         return f"{self.result.text()} = int.{self.op}({self.lhs.text()}, {self.rhs.text()})"
 
 
-Node = AtenCall | IntOp
+@dataclass(frozen=True, slots=True)
+class Unpack:
+    """`%a, %b, %c = unpack(%list)`: a tensor list unpacked into names, as Python's
+    assignment does; another length raises (Python then raises its own ValueError)."""
+
+    value: Value
+    results: tuple[Value, ...]
+
+    def text(self) -> str:
+        return f"{', '.join(r.text() for r in self.results)} = unpack({self.value.text()})"
+
+
+@dataclass(frozen=True, slots=True)
+class RankCheck:
+    """`check.rank(%x, n)`: `B, T, C = x.size()` needs exactly n dimensions; another
+    rank raises (Python then raises its own ValueError)."""
+
+    value: Value
+    rank: int
+
+    def text(self) -> str:
+        return f"check.rank({self.value.text()}, {self.rank})"
+
+
+Node = AtenCall | IntOp | Unpack | RankCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +198,9 @@ __all__ = [
     "AtenCall",
     "IntOp",
     "Node",
+    "RankCheck",
+    "TENSORS",
+    "Unpack",
     "RegionGraph",
     "TENSOR",
     "INT",

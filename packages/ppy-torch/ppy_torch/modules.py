@@ -25,7 +25,18 @@ from ppy_core.interface.plugin import FunctionContext
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec
 from ppy_torch import ops
 from ppy_torch.describe import KIND
-from ppy_torch.graph import SCALAR_TYPES, TENSOR, Arg, Const, RegionGraph, Value, device_parts
+from ppy_torch.graph import (
+    SCALAR_TYPES,
+    TENSOR,
+    TENSORS,
+    Arg,
+    Const,
+    RankCheck,
+    RegionGraph,
+    Unpack,
+    Value,
+    device_parts,
+)
 from ppy_torch.stage import StageInput, StageRefusal, _refuse, _Stager
 
 _NN = "torch.nn.modules."
@@ -362,7 +373,57 @@ class _MethodStager(_Stager):
                 return
         super().assign(target, value, node)
 
+    def expr_IfExp(self, node: ast.IfExp) -> Arg:
+        """`self.dropout if self.training else 0`: a test of constants picks its side."""
+        return self.expr(node.body if self.constant_test(node.test) else node.orelse)
+
+    def constant_test(self, test: ast.expr) -> bool:
+        value = self.expr(test)
+        if not isinstance(value, Const):
+            raise _refuse(test, f"`{ast.unparse(test)}` is no constant; a branch stays Python")
+        return bool(value.value)
+
+    def unpack(self, stmt: ast.Assign, targets: list[ast.expr]) -> bool:
+        """`B, T, C = x.size()` (the sizes, its rank checked) and `q, k, v = t.split(n,
+        dim=2)` (a tensor list, its length checked); False for any other value."""
+        value = stmt.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "size"
+            and not value.args
+            and not value.keywords
+        ):
+            x = self.expr(value.func.value)
+            if isinstance(x, Value) and x.kind == TENSOR:
+                self.nodes.append(RankCheck(x, len(targets)))
+                for dim, target in enumerate(targets):
+                    self.assign(target, self.aten(stmt, "size", [x, Const(dim)], {}), stmt)
+                return True
+        if isinstance(value, ast.Tuple):
+            return False
+        listed = self.expr(value)
+        if not (isinstance(listed, Value) and listed.kind == TENSORS):
+            raise _refuse(stmt, f"`{ast.unparse(value)}` is unpacked: a size or a split only")
+        results = tuple(self.fresh(TENSOR) for _ in targets)
+        self.nodes.append(Unpack(listed, results))
+        for target, result in zip(targets, results, strict=True):
+            self.assign(target, result, stmt)
+        return True
+
     def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.If):
+            for inner in stmt.body if self.constant_test(stmt.test) else stmt.orelse:
+                self.statement(inner)
+            return
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and all(isinstance(t, ast.Name) for t in stmt.targets[0].elts)
+            and self.unpack(stmt, list(stmt.targets[0].elts))
+        ):
+            return
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
             blocks = self.module_of(stmt.iter)
             if blocks is None or blocks.cls not in (MODULE_LIST, SEQUENTIAL):

@@ -66,7 +66,8 @@ def d(name: str, kind: str, default: object) -> CppParam:
 class AtenSignature:
     """One C++ overload: `at::name(params...)`, or `self.name(rest...)` when `method`.
 
-    `returns` is "Tensor" or "int64_t"; `effects` what the call may do."""
+    `returns` is "Tensor", "Tensor[]" (a list, unpacked by assignment) or "int64_t";
+    `effects` what the call may do."""
 
     overload: str
     params: tuple[CppParam, ...]
@@ -170,6 +171,10 @@ _OPS: tuple[AtenOp, ...] = (
     _op("cat", _sig("cat", p("tensors", TENSOR_LIST), d("dim", INT, 0))),
     _op("stack", _sig("stack", p("tensors", TENSOR_LIST), d("dim", INT, 0))),
     _op("narrow", _sig("narrow", SELF, p("dim", INT), p("start", INT), p("length", INT))),
+    _op(
+        "split",
+        _sig("split.Tensor", SELF, p("split_size", INT), d("dim", INT, 0), returns="Tensor[]"),
+    ),
     _op("contiguous", _sig("contiguous", SELF, method=True), header=""),
     _op("size", _sig("size.int", SELF, p("dim", INT), method=True, returns="int64_t"), header=""),
     _op(
@@ -323,6 +328,7 @@ _METHODS: Final = (
     "unsqueeze",
     "narrow",
     "squeeze",
+    "split",
 )
 # Operators: ast class name -> ATen op (a number on the left is allowed where it commutes).
 OPERATORS: Final[Mapping[str, str]] = MappingProxyType(

@@ -20,6 +20,7 @@ from ppy_torch.graph import (
     FLOAT,
     INT,
     TENSOR,
+    TENSORS,
     Arg,
     AtenCall,
     Const,
@@ -217,7 +218,7 @@ class _Stager:
         if isinstance(bound, str):
             raise _refuse(node, f"{op}: {bound}")
         sig, bound_args = bound
-        result = self.fresh(TENSOR if sig.returns == "Tensor" else INT)
+        result = self.fresh(_RESULT_KINDS.get(sig.returns, INT))
         self.effects |= sig.effects
         self.nodes.append(
             AtenCall(op, sig.overload, bound_args, result, getattr(node, "lineno", 0))
@@ -311,6 +312,9 @@ class _Stager:
         ):
             raise _refuse(ret, "the returned values do not match the return annotation")
         return tuple(values)  # type: ignore[arg-type]
+
+
+_RESULT_KINDS = {"Tensor": TENSOR, "Tensor[]": TENSORS}
 
 
 def _is_int(arg: Arg) -> bool:

@@ -26,6 +26,8 @@ from ppy_core.runtime.observed import explain
 pytestmark = pytest.mark.needs_cc
 
 SOURCE = """\
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -71,6 +73,47 @@ class Odd(nn.Module):
 
     def forward(self, x):
         return self.soft(self.fc(x)) + x
+
+
+class Attn(nn.Module):
+    \"\"\"nanoGPT's attention as it is written (its `flash` test, its softmax path).\"\"\"
+
+    def __init__(self, n, heads, flash):
+        super().__init__()
+        self.c_attn = nn.Linear(n, 3 * n)
+        self.c_proj = nn.Linear(n, n)
+        self.n_head = heads
+        self.n_embd = n
+        self.dropout = 0.0
+        self.flash = flash
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        if self.flash:
+            y = torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0,
+                is_causal=True,
+            )
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = F.softmax(att, dim=-1)
+            y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class AttnBlock(nn.Module):
+    def __init__(self, n, heads, flash=True):
+        super().__init__()
+        self.ln = nn.LayerNorm(n)
+        self.attn = Attn(n, heads, flash)
+
+    def forward(self, x):
+        return x + self.attn(self.ln(x))
 """
 
 VOCAB, N, LAYERS = 11, 8, 2
@@ -391,7 +434,7 @@ def test_replaced_submodule_between_calls(mods: tuple[Any, Any]) -> None:
     "change",
     [
         "scalar",  # a scalar attribute the region holds as a constant
-        "training",  # Dropout(p > 0) in training mode is torch's
+        "training",  # a submodule in training mode
         "requires_grad",
         "hook",  # a forward hook set on a submodule
         "global_hook",
@@ -403,7 +446,7 @@ def test_each_guard_runs_python(mods: tuple[Any, Any], change: str) -> None:
     """After a region's call trusted the module, one change of each kind between calls:
     the next call misses in the region's C++ guard and runs Python, bit-equal."""
     fast, plain = mods
-    a, b = _eval_pair(mods, VOCAB, N, LAYERS, 0.25)
+    a, b = _eval_pair(mods)
     idx = torch.randint(0, VOCAB, (2, 5))
     _trusted(a, b, idx)
     seen: list[int] = []
@@ -431,8 +474,8 @@ def test_each_guard_runs_python(mods: tuple[Any, Any], change: str) -> None:
         b.bias = Marked(b.bias.detach().clone())
     elif change == "appended":
         torch.manual_seed(5)
-        a.blocks.append(fast.MLP(N, 0.25).eval())
-        b.blocks.append(plain.MLP(N, 0.25).eval())
+        a.blocks.append(fast.MLP(N, 0.0).eval())
+        b.blocks.append(plain.MLP(N, 0.0).eval())
         b.blocks[-1].load_state_dict(a.blocks[-1].state_dict())
     ppy.reset_stats()
     try:
@@ -453,3 +496,56 @@ def test_each_guard_runs_python(mods: tuple[Any, Any], change: str) -> None:
     if change == "global_hook":
         assert len(seen) > 2  # every module's forward, in both models
         assert len(seen) % 2 == 0
+
+
+# -- nanoGPT's attention: sizes unpacked, a split unpacked, a constant branch
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    batch=st.integers(1, 3),
+    tokens=st.integers(1, 9),
+    train=st.booleans(),
+    grad=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_attention_block_is_one_region_bits_equal(
+    mods: tuple[Any, Any], batch: int, tokens: int, train: bool, grad: bool, seed: int
+) -> None:
+    a, b = _pair(mods, "AttnBlock", N, 2)
+    a.train(train)
+    b.train(train)
+    x = torch.randn(batch, tokens, N, generator=torch.Generator().manual_seed(seed))
+    ppy.reset_stats()
+    _same(a, b, x, grad=grad)
+    assert _fast_calls(type(a)) == 1  # the block and the attention it calls: one region
+
+
+def test_attention_of_another_rank_raises_python_error(mods: tuple[Any, Any]) -> None:
+    """`B, T, C = x.size()` of a 2-D x: the region's rank check sends it to Python,
+    which raises its own ValueError, as eager does."""
+    a, b = _pair(mods, "AttnBlock", N, 2)
+    a.eval()
+    b.eval()
+    _same(a, b, torch.randn(2, 3, N), grad=False)
+    ppy.reset_stats()
+    x = torch.randn(3, N)
+    with pytest.raises(ValueError, match="not enough values"):
+        b(x)
+    with pytest.raises(ValueError, match="not enough values"):
+        a(x)
+    assert _fast_calls(type(a)) == 0
+    errors = sum(
+        v["fallback"].get("error", 0) for k, v in ppy.stats().items() if k.startswith("gptish:")
+    )
+    assert errors == 2  # the block's region, then the attention's (the block's Python calls it)
+
+
+def test_attention_softmax_path_stays_python(mods: tuple[Any, Any]) -> None:
+    """`flash` False: the branch taken calls `math.sqrt`, no region operation."""
+    a, b = _pair(mods, "AttnBlock", N, 2, False)
+    x = torch.randn(2, 5, N)
+    ppy.reset_stats()
+    _same(a, b, x, grad=True)
+    assert _fast_calls(type(a)) == 0
+    assert "`math`" in _reason(a)
