@@ -13,6 +13,12 @@ equal to plain Python's bit for bit.
   Python int (with int64 and float64 arrays NumPy gives the same dtype), its guard
   takes it beside int64 arrays and in float64 kernels (|v| <= 2**53) and refuses it
   where it promotes (int32, float32 arrays); the int clip is inline min/max.
+* `2 * dx`, `1 / dt` of Python floats inside a stencil (cavity_flow, channel_flow):
+  a scalar leaf no plugin fuses, read early. The specialization (dx, dt typed float)
+  dropped the tree for reordering Python's evaluation and compiled nothing: with an
+  int argument too (which the generic sites do not take) the loop ran as Python.
+  `+ - *` of floats cannot raise; a division may, so only where Python reads it
+  before the tree's operations.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ppy
+from ppy_core.runtime.observed import explain
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -53,6 +60,19 @@ def softmax(x):
 
 def compute(array_1, array_2, a, b, c):
     return np.clip(array_1, 2, 10) * a + array_2 * b + c
+
+
+def build_up_b(b, rho, dt, u, v, dx, dy, steps):
+    for _ in range(steps):  # an int: a signature the generic sites do not take
+        b[1:-1, 1:-1] = rho * (
+            1 / dt * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx) + (v[2:, 1:-1] - v[0:-2, 1:-1]) / dy)
+            - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)) ** 2
+            - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy) * (v[1:-1, 2:] - v[1:-1, 0:-2]) / dx)
+        )
+
+
+def late_division(u, dt):
+    return (u[1:, :] - u[:-1, :]) * (1 / dt) + u[:-1, :]
 
 
 def centered(x):
@@ -171,3 +191,40 @@ def test_int_clip_with_crossed_bounds_is_numpys(pair: Pair) -> None:
         want = call(pair.plain.compute, args)
         assert outcome_difference(got, want) is None
         assert fast["fast"] == 1
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    scalars=st.tuples(*[st.sampled_from([0.5, -2.0, 1e-3, 0.0, 1e300, np.inf])] * 4),
+    seed=st.integers(0, 2**16),
+)
+def test_float_arithmetic_leaves_keep_the_specialized_stencil(
+    pair: Pair, scalars: tuple[float, float, float, float], seed: int
+) -> None:
+    rho, dt, dx, dy = scalars
+    rng = np.random.default_rng(seed)
+    u, v = rng.standard_normal((2, 9, 11))
+    fast_b, plain_b = np.zeros((9, 11)), np.zeros((9, 11))
+    with fast_calls(pair, "build_up_b") as c:
+        got = call(pair.fast.build_up_b, (fast_b, rho, dt, u, v, dx, dy, 2), all="ignore")
+    want = call(pair.plain.build_up_b, (plain_b, rho, dt, u, v, dx, dy, 2), all="ignore")
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
+    assert fast_b.tobytes() == plain_b.tobytes()
+    if all(0 < abs(x) < 1e10 for x in scalars):
+        assert c["fast"] == 2
+        (line,) = explain(pair.fast.build_up_b)
+        assert ": specialized" in line, line
+
+
+def test_a_division_read_after_an_operation_stays_python(pair: Pair) -> None:
+    """`1 / dt` after `u[1:] - u[:-1]`: dt == 0.0 raises where Python reads it, so the
+    tree is no site of the specialization (its generic site refuses the float)."""
+    u = np.arange(12.0).reshape(3, 4)
+    for dt in (0.5, 0.0):
+        got = call(pair.fast.late_division, (u, dt), all="ignore")
+        want = call(pair.plain.late_division, (u, dt), all="ignore")
+        assert outcome_difference(got, want) is None
+    (line,) = explain(pair.fast.late_division)
+    assert line.endswith("generic: nothing more compiles"), line

@@ -452,7 +452,8 @@ class SiteFinder:
             for root in expression_roots(stmt, lambda n, m: self.remark(function, n, m))
         ]
         # Unannotated leaves may be taken as the module's arrays: `speculate.py`
-        speculation = self.speculator.body(body, typer, func) if self.speculator else None
+        floats = self.python_floats(func)
+        speculation = self.speculator.body(body, typer, func, floats) if self.speculator else None
         stores = candidates(body)  # assignments whose result may go into the target
         numbers = _numbers(func) if func is not None else frozenset()
         for root in roots:
@@ -476,6 +477,17 @@ class SiteFinder:
             self.expression(function, root, typer, speculation, opts, None if augmented else store)
         for reason in sorted(speculation.declined if speculation else ()):
             self.remark(function, body[0], f"unannotated values not taken as arrays: {reason}")
+
+    def python_floats(self, func: ast.FunctionDef | None) -> frozenset[str]:
+        """A specialization's parameters the call gave Python floats and the body never
+        rebinds (the dispatcher checks each call's classes: they are floats there)."""
+        if self.target is None or func is None:
+            return frozenset()
+        rebound = parameter_counts(func)
+        described = self.target.described
+        return frozenset(
+            name for name, d in described.items() if d[:1] == ("float",) and not rebound[name]
+        )
 
     def expression(
         self,

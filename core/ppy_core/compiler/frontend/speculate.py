@@ -84,6 +84,7 @@ class BodyScope:
     assigned: Mapping[str, ast.expr]  # names bound once, by `name = value`
     counters: frozenset[str]  # loop counters: ints, never arrays
     steady: Mapping[str, int] = field(default_factory=dict)  # views.steady_names
+    numbers: frozenset[str] = frozenset()  # surely Python floats (`number_leaf`)
 
     def defers(self, leaves: list[ast.expr]) -> bool:
         """Whether a tree over `leaves` may pass its views' names (`views.py`), where its
@@ -157,16 +158,22 @@ class Speculator:
         return BodyScope(assigned, frozenset(_counters(body)))
 
     def body(
-        self, body: list[ast.stmt], typer: Typer, func: ast.FunctionDef | None = None
+        self,
+        body: list[ast.stmt],
+        typer: Typer,
+        func: ast.FunctionDef | None = None,
+        numbers: frozenset[str] = frozenset(),
     ) -> BodySpeculation | None:
         """Speculation inside one function body (or module statement, `func` None:
-        no name is steady there) typed by `typer`."""
+        no name is steady there) typed by `typer`; `numbers`: the names it holds that
+        are surely Python floats (a specialization's parameters)."""
         if not body:
             return None
         local = single_assignments(ast.Module(body=body, type_ignores=[]))
         scope = self.scope(body, local, typer.env)
         if func is not None:
             scope.steady = steady_names(func)
+        scope.numbers = numbers
         named = libraries_named(body_nodes(body), typer, self.libraries)
         return BodySpeculation(self, typer, scope, named)
 
@@ -271,10 +278,14 @@ def prune(
         if all(id(n) in plain for n in nodes):
             continue
         leaves = list(tree_leaves(tree, conv, operands))
-        defers = view.scope.defers(leaves) and view.oracle.takes_views(view.array.library)
+        numbers, early = view.scope.numbers, leaves_before_operations(tree, conv, operands)
+        others = [
+            leaf for leaf in leaves if not number_leaf(leaf, numbers, divides=id(leaf) in early)
+        ]
+        defers = view.scope.defers(others) and view.oracle.takes_views(view.array.library)
         if (
             len(nodes) < MIN_OPERATIONS
-            or not (defers or in_python_order(tree, conv, operands))
+            or not (defers or in_python_order(tree, conv, operands, numbers))
             or any(view.expr(leaf, conv) is UNKNOWN for leaf in leaves)
         ):
             for n in nodes:
@@ -283,14 +294,20 @@ def prune(
                 else:
                     del conv[id(n)]
         elif defers:
-            deferred.update(id(leaf) for leaf in leaves if not isinstance(leaf, ast.Name))
+            deferred.update(id(leaf) for leaf in others if not isinstance(leaf, ast.Name))
     return deferred
 
 
-def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Operands) -> bool:
+def in_python_order(
+    root: ast.expr,
+    conv: Mapping[int, Converge],
+    operands: Operands,
+    numbers: frozenset[str] = frozenset(),
+) -> bool:
     """True if every leaf Python evaluates after the tree's first operation is a name,
-    a literal, or a basic view of a name an earlier leaf viewed the same way (so
-    evaluating all leaves first changes nothing observable; see `views.view_of`)."""
+    a literal, arithmetic of `numbers` (`number_leaf`), or a basic view of a name an
+    earlier leaf viewed the same way (so evaluating all leaves first changes nothing
+    observable; see `views.view_of`)."""
     started = False
     viewed: dict[str, int] = {}
 
@@ -301,7 +318,12 @@ def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Oper
             if _inside(child, conv):
                 if not walk(child):
                     return False
-            elif started and not isinstance(child, ast.Name | ast.Constant) and not _negated(child):
+            elif (
+                started
+                and not isinstance(child, ast.Name | ast.Constant)
+                and not _negated(child)
+                and not number_leaf(child, numbers)
+            ):
                 if view is None or viewed.get(view[0]) != view[1]:
                     return False
             elif view is not None:
@@ -310,6 +332,54 @@ def in_python_order(root: ast.expr, conv: Mapping[int, Converge], operands: Oper
         return True
 
     return walk(root)
+
+
+_NUMBER_OPS = (ast.Add, ast.Sub, ast.Mult, ast.USub, ast.UAdd)
+
+
+def number_leaf(node: ast.expr, numbers: frozenset[str], divides: bool = False) -> bool:
+    """`2 * dx`, `-dt`, `dx * dy`: `+ - *` of number literals and `numbers` (names that
+    are surely Python floats). A scalar leaf of a tree, which no plugin fuses; Python's
+    float `+ - *` cannot raise, warn or run code (an overflow is inf), so reading it
+    before the tree's operations is reading it where Python does. Division may raise
+    (ZeroDivisionError): `1 / dt` is such a leaf only with `divides`, where Python reads
+    it before any of the tree's operations. Never: powers (OverflowError), and an int
+    too large for a float meeting one (hence int literals of at most 2**53 only)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return isinstance(value, float) or abs(value) <= 2**53
+    if isinstance(node, ast.Name):
+        return node.id in numbers
+    if isinstance(node, ast.BinOp) and (
+        isinstance(node.op, _NUMBER_OPS) or (divides and isinstance(node.op, ast.Div))
+    ):
+        return number_leaf(node.left, numbers, divides) and number_leaf(
+            node.right, numbers, divides
+        )
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, _NUMBER_OPS):
+        return number_leaf(node.operand, numbers, divides)
+    return False
+
+
+def leaves_before_operations(
+    root: ast.expr, conv: Mapping[int, Converge], operands: Operands
+) -> set[int]:
+    """Ids of the tree's leaves Python evaluates before the first of its operations."""
+    early: set[int] = set()
+
+    def walk(node: ast.expr) -> bool:  # False once an operation has run
+        for child in operands[id(node)]:
+            if _inside(child, conv):
+                if not walk(child):
+                    return False
+            else:
+                early.add(id(child))
+        return False  # this node's operation runs now
+
+    walk(root)
+    return early
 
 
 def tree_roots(
@@ -436,6 +506,7 @@ __all__ = [
     "body_nodes",
     "prune",
     "in_python_order",
+    "number_leaf",
     "tree_roots",
     "tree_nodes",
     "tree_leaves",
