@@ -7,6 +7,9 @@ into int32 / uint8 / int64 arrays: bit for bit against Python, the fast path ass
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -179,6 +182,41 @@ def test_npbench_unannotated(tmp_path, path: str, args: list[tuple[int, int]]) -
         before = _fast_calls(name, fn)
         assert outcome(getattr(mod, fn), *call) == outcome(getattr(plain, fn), *call)
         assert _fast_calls(name, fn) == before + 1
+
+
+DEFAULTS = """\
+import importlib.util, sys
+import numpy as np
+import ppy
+
+fast = ppy.load(sys.argv[1], "crc16_numpy")
+spec = importlib.util.spec_from_file_location("crc_plain", sys.argv[1])
+plain = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plain)
+data = np.random.default_rng(7).integers(0, 256, 300, dtype=np.uint8)
+for args in ((data,), (data, 0x1021), (data,)):
+    print(fast.crc16(*args) == plain.crc16(*args))
+print(sum(int(v["fast"]) for k, v in ppy.stats().items() if k.startswith("crc16_numpy:crc16.")))
+"""
+
+
+def test_a_default_omitted_under_ppy_verify(tmp_path) -> None:
+    """`crc16(data)` leaves `poly` to its default: the specialization is handed every
+    argument (its own defaults are placeholders), checked by PPY_VERIFY's Python too."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DEFAULTS)
+    env = {**os.environ, "PPY_VERIFY": "1", "PPY_CACHE_DIR": str(tmp_path / "cache")}
+    source = str(NPBENCH / "crc16/crc16_numpy.py")
+    done = subprocess.run(
+        [sys.executable, str(driver), source],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True", "True", "True", "3"]
 
 
 def test_unproven_ints_stay_python(tmp_path) -> None:

@@ -52,6 +52,7 @@ ATTEMPTS = 4 * LIMIT  # signatures it compiles at most (most may gain nothing)
 #: for scalars, 1-2 µs for arrays, 0.3 ms for an nn.Module's tree)
 RETIRE = 256
 SPECS = "specs"  # an artifact module's folder of carried specializations
+_VARIADIC = 0x04 | 0x08  # a code object's CO_VARARGS | CO_VARKEYWORDS
 
 
 class SpecializationWarning(UserWarning):
@@ -88,6 +89,7 @@ class Specializations:
         "module_key",
         "namespace",
         "params",
+        "positional",
         "qualname",
         "retired",
         "seen",
@@ -134,6 +136,10 @@ class Specializations:
         self.by_class: dict[tuple[type, ...], Callable[..., Any]] = {}
         self.attributes: tuple[str, ...] = ()  # a method's `self` attributes described
         self.countdown = RETIRE
+        # every parameter positional: a specialization is called with each argument, its
+        # defaults filled in here (its own are placeholders, `specialization_module`)
+        code = generic.__code__
+        self.positional = code.co_kwonlyargcount == 0 and not code.co_flags & _VARIADIC
         self.retired = False
         self.dispatcher: Any = None
         self.seen_typing: dict[tuple[Any, ...], str] = {}
@@ -167,6 +173,9 @@ class Specializations:
             self.countdown -= 1
             if self.countdown == 0:
                 self.retire()
+            return function(*args, **kwargs)
+        if self.positional:  # a specialization's own defaults are placeholders
+            return function(*values)
         return function(*args, **kwargs)
 
     def retire(self) -> None:
@@ -399,6 +408,9 @@ def _dispatch(*args: Any, _ppy_state: Specializations, **kwargs: Any) -> Any:
                 state.countdown -= 1
                 if state.countdown == 0:
                     state.retire()
+                return function(*args, **kwargs)
+            if state.positional:  # every argument: its own defaults are placeholders
+                return function(*values)
             return function(*args, **kwargs)
     return state.call(args, kwargs, values)
 
