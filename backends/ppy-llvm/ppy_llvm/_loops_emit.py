@@ -19,7 +19,7 @@ from ._loops_flip import FlipOps
 from ._loops_gather import GatherOps
 from ._loops_inplace import InplaceOps, entry_checks
 from ._loops_narrow import NarrowOps
-from ._loops_outer import OuterOps
+from ._loops_outer import OuterOps, release
 from ._loops_outer import entry_checks as outer_entry_checks
 from ._loops_proof import Access, provable
 from ._loops_scalar import ScalarOps, _bad
@@ -63,6 +63,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, Vect
         self.rerun: Any = None  # where a speculating copy's exits go
         self.deferred: set[int] = set()  # float results whose test their consumer makes
         self.flags = self.b.alloca(self.i64, name="flags")
+        self.snapshots: list[Any] = []  # buffers every exit frees (`_loops_outer`)
         self.b.store(self.i64(0), self.flags)
 
     def ty(self, t: Any) -> Any:
@@ -105,6 +106,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, Vect
             self.finish(OK)
 
     def finish(self, code: int) -> None:
+        release(self)  # the copies taken on entry, before any exit
         self.b.store(self.b.load(self.flags), self.b.gep(self.out, [self.i64(4)]))
         self.b.ret(self.i32(code))
 

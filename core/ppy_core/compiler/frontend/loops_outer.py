@@ -2,19 +2,21 @@
 
 The mixin of `loops.LoopsBuilder`; NPBench's floyd_warshall is
 `path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))`. X is a 2-D
-int32 or int64 array parameter (the whole of it: `X`, `X[:]` or `X[:, :]`, the same
-on both sides), u and v whole vector views (`A[:, k]`, `B[k, :]`, `x`) of arrays of
-X's dtype; `np.maximum` as well. NumPy makes `np.add.outer(u, v)` in full, then
-the minimum, then copies it into X: so the loop reads u and v as they were before
-the statement (a copy of each first: they may be a row and a column of X itself),
-and every element of X once. Integer addition wraps as NumPy's does, silently;
-`np.minimum` of ints is exact. A u or v whose length is not X's, which NumPy would
-broadcast or refuse, makes the call run as Python before anything runs (their
-lengths are the arrays' own dims, known on entry).
+int32, int64 or float64 array parameter (the whole of it: `X`, `X[:]` or `X[:, :]`,
+the same on both sides), u and v whole vector views (`A[:, k]`, `B[k, :]`, `x`) of
+arrays of X's dtype; `np.maximum` as well. NumPy makes `np.add.outer(u, v)` in full,
+then the minimum, then copies it into X: so the loop reads u and v as they were
+before the statement (a copy of each first: they may be a row and a column of X
+itself), and every element of X once. Integer addition wraps as NumPy's does,
+silently; `np.minimum` of ints is exact. A u or v whose length is not X's, which
+NumPy would broadcast or refuse, makes the call run as Python before anything runs
+(their lengths are the arrays' own dims, known on entry).
 
-float64 stays Python: which NaN, and which of 0.0 and -0.0, `np.minimum` returns
-depends on the inner loop NumPy takes (its SIMD loops and its scalar one differ),
-and X is written in place, so the call could not be rerun as Python either.
+float64: which NaN, and which of 0.0 and -0.0, `np.minimum` returns depends on the
+inner loop NumPy takes (its SIMD loops and its scalar one differ). The function
+copies X on entry; where such a case (or an overflow's warning) arises, X is
+restored and the call runs as Python (`ppy_llvm._loops_outer`). So X must be the
+only array the function writes.
 """
 
 from __future__ import annotations
@@ -74,11 +76,15 @@ class OuterStatements:
             )
         array = self.arrays[target]
         kind = array.tensor.element.kind  # type: ignore[union-attr]
-        if kind not in _INTS or len(array.tensor.shape) != 2:  # type: ignore[union-attr]
+        if kind not in (*_INTS, "f64") or len(array.tensor.shape) != 2:  # type: ignore[union-attr]
+            raise Refused(stmt, f"{where}: only of 2-D int32, int64 or float64 arrays")
+        others = _written(self.func, set(self.arrays)) - {target}
+        if kind == "f64" and others:
             raise Refused(
                 stmt,
-                f"{where}: only of 2-D int32/int64 arrays (float64: which NaN and which "
-                f"zero np.{fn} returns depends on NumPy's inner loop)",
+                f"{where}: the function also writes `{sorted(others)[0]}`; a float64 "
+                f"np.{fn} statement compiles only where X is the one array written (its "
+                "cases NumPy's loop decides restore X and run the call as Python)",
             )
         views, bounds, sources = [], [], []
         for operand in outer.args:
@@ -135,6 +141,22 @@ class OuterStatements:
                 view += "i"
                 values.append(self.integer(item, assigned).value)
         return self.arrays[base.id], view, values
+
+
+def _written(func: ast.FunctionDef, arrays: set[str]) -> set[str]:
+    """The arrays of `arrays` that `func` assigns to or updates (whole or in part)."""
+    out = set()
+    for node in ast.walk(func):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            base = subscript_chain(target)[0] if isinstance(target, ast.Subscript) else target
+            if isinstance(base, ast.Name) and base.id in arrays:
+                out.add(base.id)
+    return out
 
 
 def _bare(item: ast.expr) -> bool:

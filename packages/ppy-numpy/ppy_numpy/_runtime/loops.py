@@ -191,7 +191,7 @@ class LoopsSite:
         out = self.Out()
         code = (self.fn_c if contiguous else self.fn)(packed, out)
         if code == LAYOUT:  # returned on entry, before anything ran
-            reason = "an array updated in place NumPy would not coalesce, or a broadcast"
+            reason = "a case NumPy's loops decide (a layout, a broadcast, a NaN or zero pick)"
             return self._python(reason, args, kwargs)
         if code == RERUN:  # a case it leaves to Python (two NaNs meeting, a broadcast)
             reason = "a case NumPy answers its own way: two NaNs meeting, or a broadcast"
