@@ -292,8 +292,9 @@ def _construct(
     if marked and marked[0] is not cls:
         return unknown  # a dataclass base's generated `__init__`: not modelled
     dataclass = _dataclass_fields(project, mro) if init is None or init[1] is not cls else None
-    if marked and init is not None and init[1] is not cls and dataclass is None:
-        return unknown
+    generated = not (len(marked) == 1 and _no_init(cls))  # `@dataclass(init=False)`
+    if marked and generated and (init is None or init[1] is not cls) and dataclass is None:
+        return unknown  # a generated `__init__` whose fields are not modelled
     if probe:
         return None
     for found in (new, init):
@@ -311,6 +312,18 @@ def _construct(
             if why is not None:
                 return why
     return None
+
+
+def _no_init(cls: ast.ClassDef) -> bool:
+    """Whether the class's dataclass decorator says `init=False` (no `__init__` made)."""
+    return any(
+        isinstance(d, ast.Call)
+        and any(
+            k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+            for k in d.keywords
+        )
+        for d in cls.decorator_list
+    )
 
 
 def _dataclass_fields(

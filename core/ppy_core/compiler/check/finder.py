@@ -10,6 +10,7 @@ star import of something unknown). Only what is found and closed is ever an erro
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +81,8 @@ class ModuleInfo:
         self._open = value
 
 
+#: what a module's source holds where it fills modules at run time (`tlz`'s loader)
+_HOOKS = re.compile(rb"meta_path|path_hooks|modules\[")
 MISSING = "missing"
 #: Python 2's standard-library modules that Python 3 renamed or removed (an import of
 #: one raises on every Python 3, unless something of that name is installed)
@@ -158,6 +161,8 @@ class Finder:
                 return found
         if owner.stub and owner.name.partition(".")[0] not in sys.stdlib_module_names:
             return None  # a stub package may leave out submodules its library has
+        if owner.stub and _in_running_stdlib(dotted):
+            return None  # (`re._parser`: typeshed's `re` is one file, 3.11's a package)
         if owner.open:
             return None  # `__path__` extended, or submodules made at run time
         return MISSING
@@ -254,7 +259,7 @@ class Finder:
         info._tree = tree
         bound = module_bindings(tree, source)
         info.names = set(bound.names)
-        info.open = bound.open
+        info.open = bound.open or (info.package and self._hooked(info, tree))
         for module, level in bound.star_imports:
             target = resolve_relative(info.name, info.package, module, level)
             found = self.module(target) if target else None
@@ -265,6 +270,26 @@ class Finder:
                 info.open = True
                 continue
             info.names |= exported(found)
+
+    def _hooked(self, info: ModuleInfo, tree: ast.Module) -> bool:
+        """Whether a package's `__init__` imports a module of its own that installs an
+        import hook or writes `sys.modules`: the package's names are then made at run
+        time (`from . import _build_tlz` fills `tlz` from `toolz`)."""
+        if not info.folders:
+            return False
+        for stmt in tree.body:
+            if not isinstance(stmt, ast.ImportFrom) or stmt.level != 1:
+                continue
+            names = [stmt.module] if stmt.module else [a.name for a in stmt.names]
+            for name in names:
+                file = info.folders[0] / f"{name.partition('.')[0]}.py"
+                self.read.add(file)
+                try:
+                    if file.is_file() and _HOOKS.search(file.read_bytes()):
+                        return True
+                except OSError:
+                    continue
+        return False
 
 
 def exported(info: ModuleInfo) -> set[str]:
@@ -332,6 +357,13 @@ def _holds(root: Path, name: str) -> bool:
         or (root / f"{name}.ppy").is_file()
         or (root / name / "__init__.py").is_file()
     )
+
+
+def _in_running_stdlib(dotted: str) -> bool:
+    """Whether the running Python's own standard library has module `dotted`."""
+    *parents, last = dotted.split(".")
+    folder = Path(ast.__file__).parent.joinpath(*parents)
+    return (folder / f"{last}.py").is_file() or (folder / last / "__init__.py").is_file()
 
 
 def _typeshed() -> Path | None:
