@@ -74,28 +74,44 @@ class VectorOps:
     def op_vector(self, op: Any) -> None:
         views = op.attributes["views"]
         nv = len(views)
-        nb = sum(1 if c == "i" else 2 for view in views for c in view)
-        bounds = iter(op.operands[nv : nv + nb])
-        self._scalars = [self.v(x) for x in op.operands[nv + nb :]]
+        parts = iter(op.operands[nv:])
+        self._views = [
+            (op.operands[k], view, [next(parts) for c in view for _ in range(1 if c == "i" else 2)])
+            for k, view in enumerate(views)
+        ]
+        rest = list(parts)
+        loads = op.attributes.get("loads", ())
+        split = len(rest) - sum(1 + rank for rank in loads)
+        self._scalars = [self.v(x) for x in rest[:split]]
+        tail = iter(rest[split:])
+        self._loads = [(next(tail), [next(tail) for _ in range(rank)]) for rank in loads]
         self._starts: list[int] = []  # per plan item: where its subtree begins
-        leaves = []
-        for k, view in enumerate(views):
-            ptr, [(n, stride)] = self.view_of(op.operands[k], view, bounds)
-            leaves.append((ptr, n, stride))
+        late = set(op.attributes.get("late", ()))
+        leaves: dict[int, Any] = {}
+        for k in range(nv):  # the views whose checks came before: taken now
+            if k not in late:
+                leaves[k] = self._take(k)
         probe_functions(self)
         plan = self._plan(op.attributes["tree"], leaves)
         length = plan[-1][1]  # E's
+
+        def computed() -> None:
+            self._computed(plan, [len(plan) - 1])
+
+        if 0 in late:  # `V = E`: V's view is taken after E
+            self._late_view(0, leaves, computed)
         _, lt, st = leaves[0]
         how = op.attributes["op"]
-        self._final_check(how, length, lt, lambda: self._computed(plan, [len(plan) - 1]))
+        self._final_check(how, length, lt, computed)
         final = None
         if how != "set":  # np.op(target, E, out=target): in place, E broadcast if length 1
             e_stride = self.b.select(self.b.icmp_signed("==", length, lt), self.i64(8), self.i64(0))
             final = self._rule(how, lt, st, e_stride, st, inplace=True)
         b_ = self.b
-        # E of one element into an empty target: NumPy still computes it (its warnings)
-        lone = b_.and_(b_.icmp_signed("==", lt, self.i64(0)), b_.icmp_signed("!=", length, lt))
-        safe = b_.and_(self._safe(leaves), b_.not_(lone))
+        # an empty target: NumPy still computes E's operations of one element (warnings)
+        with b_.if_then(b_.icmp_signed("==", lt, self.i64(0)), likely=False):
+            self._computed(plan, [k for k, item in enumerate(plan) if item[0] == "op"])
+        safe = self._safe([leaves[k] for k in range(nv)])
         fused, buffered, done = (
             self.fn.append_basic_block(x) for x in ("vec_fused", "vec_buffered", "vec_done")
         )
@@ -109,7 +125,7 @@ class VectorOps:
         b_.position_at_end(done)
 
     # -- the plan: per token, what its value is and its call's NaN rule ----------------
-    def _plan(self, tree: tuple[str, ...], leaves: list[Any]) -> list[tuple]:
+    def _plan(self, tree: tuple[str, ...], leaves: dict[int, Any]) -> list[tuple]:
         """Per token of the postfix tree: (kind, length, extra). A view: its pointer
         and its element stride (0 where it is broadcast); a scalar: its value; an op:
         its name, its NaN rule. Broadcast errors are checked here, in Python's order."""
@@ -126,9 +142,17 @@ class VectorOps:
                 start = self._starts[before[-2]]
                 plan.append(("op", n, (token, rule)))
             elif token[0] == "v":
-                ptr, n, stride = leaves[int(token[1:])]
+                k = int(token[1:])
+                if k not in leaves:  # its index checks come after an operation
+                    self._late_view(k, leaves, lambda b=list(stack): self._computed(plan, b))
+                ptr, n, stride = leaves[k]
                 step = b_.select(b_.icmp_signed("==", n, i64(1)), i64(0), stride)
                 plan.append(("view", n, (ptr, step, stride)))
+                start = len(plan) - 1
+            elif token[0] == "e":
+                pending = list(stack)
+                value = self._late_load(int(token[1:]), lambda b=pending: self._computed(plan, b))
+                plan.append(("scalar", i64(1), value))
                 start = len(plan) - 1
             else:
                 plan.append(("scalar", i64(1), self._scalars[int(token[1:])]))
@@ -136,6 +160,47 @@ class VectorOps:
             self._starts.append(start)
             stack.append(len(plan) - 1)
         return plan
+
+    def _take(self, k: int) -> tuple[Any, Any, Any]:
+        """View k: (i8* of its first element, its length, its byte stride)."""
+        array, view, bounds = self._views[k]
+        ptr, [(n, stride)] = self.view_of(array, view, iter(bounds))
+        return ptr, n, stride
+
+    def _checked(self, array: Any, axis: int, index: Any, computed: Any) -> Any:
+        """NumPy's IndexError for `index` on `axis`, after what it computed before;
+        the index, wrapped."""
+        from ._loops_emit import INDEX_ERROR
+
+        b_ = self.b
+        n = self.arrays[id(array)][1][axis]
+        i = b_.select(b_.icmp_signed("<", index, self.i64(0)), b_.add(index, n), index)
+        self._raise(b_.icmp_unsigned(">=", i, n), computed, INDEX_ERROR, [index, self.i64(axis), n])
+        return i
+
+    def _late_view(self, k: int, leaves: dict[int, Any], computed: Any) -> None:
+        array, view, bounds = self._views[k]
+        values = iter(bounds)
+        for axis, how in enumerate(view):
+            if how == "i":
+                self._checked(array, axis, self.v(next(values)), computed)
+            else:
+                next(values)
+                next(values)
+        leaves[k] = self._take(k)  # its own checks pass now
+
+    def _late_load(self, j: int, computed: Any) -> Any:
+        """Element j of `loads`: each index checked in turn, then read."""
+        b_ = self.b
+        array, indices = self._loads[j]
+        data, _, strides = self.arrays[id(array)]
+        offset = self.i64(0)
+        for axis, index in enumerate(indices):
+            i = self._checked(array, axis, self.v(index), computed)
+            stride = b_.mul(strides[axis], self.i64(8)) if self.contiguous else strides[axis]
+            offset = b_.add(offset, b_.mul(i, stride))
+        at = b_.bitcast(b_.gep(data, [offset]), self.f64.as_pointer())
+        return b_.load(at, align=1)
 
     def _computed(self, plan: list[tuple], done: list[int]) -> None:
         """Before a broadcast error: the operations NumPy ran before it, each subtree in
@@ -155,7 +220,7 @@ class VectorOps:
             return la
         one_a, one_b = b_.icmp_signed("==", la, i64(1)), b_.icmp_signed("==", lb, i64(1))
         bad = b_.and_(b_.icmp_signed("!=", la, lb), b_.not_(b_.or_(one_a, one_b)))
-        self._raise(bad, computed, [i64(BINARY), la, lb])
+        self._raise(bad, computed, BROADCAST, [i64(BINARY), la, lb])
         return b_.select(one_a, lb, la)
 
     def _ufunc_stride(self, x: tuple, n: Any) -> Any:
@@ -188,16 +253,16 @@ class VectorOps:
         b_, i64 = self.b, self.i64
         fits = b_.or_(b_.icmp_signed("==", length, lt), b_.icmp_signed("==", length, i64(1)))
         if how == "set":
-            self._raise(b_.not_(fits), computed, [i64(COPY), length, lt])
+            self._raise(b_.not_(fits), computed, BROADCAST, [i64(COPY), length, lt])
             return
         form = b_.select(b_.icmp_signed("==", lt, i64(1)), i64(INPLACE_OUT), i64(INPLACE))
-        self._raise(b_.not_(fits), computed, [form, lt, length])
+        self._raise(b_.not_(fits), computed, BROADCAST, [form, lt, length])
 
-    def _raise(self, bad: Any, computed: Any, info: list[Any]) -> None:
+    def _raise(self, bad: Any, computed: Any, code: int, info: list[Any]) -> None:
         """If `bad`: what NumPy computed before the error (its warnings), then the error."""
         with self.b.if_then(bad, likely=False):
             computed()
-            self.fail(self.i1(1), BROADCAST, info)
+            self.fail(self.i1(1), code, info)
 
     def _safe(self, leaves: list[Any]) -> Any:
         """i1: no view of E reads an element the target writes before E reads it

@@ -235,6 +235,18 @@ def order(M: np.ndarray, x: np.ndarray, j: int, q: int):
         M[j, :] += x[:] * M[q, 0]
 
 
+def late(M: np.ndarray, x: np.ndarray, q: int, k: int):
+    for i in range(1):
+        if k == 0:
+            M[0, :] += x[:] * 1e308 * M[q, 0]
+        if k == 1:
+            M[0, :] += x[:] * 1e308 + M[q, :]
+        if k == 2:
+            M[q, :] = x[:] * 1e308
+        if k == 3:
+            M[0, :] += (x[:] * 1e308) / M[q, 1:]
+
+
 def swapped(x: np.ndarray, y: np.ndarray, n: int):
     for i in range(n):
         x[:] += y[:] + (y[:] * 2.0)
@@ -308,6 +320,16 @@ def test_errors_keep_pythons_order(cases) -> None:
     for j, q in [(0, 0), (5, 0), (0, 5), (5, 5), (-4, -3)]:
         _same(mod, plain, "order", M, x, j, q)
     _same(mod, plain, "order", M, np.ones(3), 0, 1)  # NumPy's broadcast error
+
+
+def test_errors_after_an_operation_keep_its_warnings(cases) -> None:
+    """Python raises after NumPy computed (and warned about) a temporary."""
+    mod, plain = cases
+    M, x = np.ones((3, 4)), np.full(4, 10.0)
+    for k in range(4):
+        for q in (0, 2, 3, -4, 7):
+            _same(mod, plain, "late", M, x, q, k)
+        _same(mod, plain, "late", M, np.ones(3), 0, k)  # broadcast errors after
 
 
 def test_what_stays_python_is_named(cases, tmp_path: Path) -> None:

@@ -49,3 +49,20 @@ def test_a_statement_verifies_and_round_trips() -> None:
 def test_malformed_statements_are_refused(tree: tuple[str, ...], views: tuple[str, ...]) -> None:
     with pytest.raises(InvalidIRError):
         verify(_statement(tree, views))
+
+
+def test_late_checks_and_elements_count_their_operands() -> None:
+    """`C[i, lo:hi] += A[lo:hi, k] * s * A[i, k]`: the element read after the
+    operation (loads), and A's view checked by the statement itself (late)."""
+    func = FuncOp.build("f", [MATRIX, MATRIX, I64, I64, I64, F64], [], list("CAijks"))
+    C, A, i, lo, hi, s = func.args
+    attributes = {"op": "add", "views": ("is", "si"), "tree": ("v1", "s0", "mul", "e0", "mul")}
+    parts = [C, A, i, lo, hi, lo, hi, hi, s, A, i, hi]
+    func.entry.append(VectorOp(parts, [], {**attributes, "loads": (2,), "late": (1,)}))
+    func.entry.append(ReturnOp([]))
+    verify(func)
+    bad = FuncOp.build("g", [MATRIX, MATRIX, I64, I64, I64, F64], [], list("CAijks"))
+    bad.entry.append(VectorOp(parts[:-1], [], {**attributes, "loads": (2,), "late": (1,)}))
+    bad.entry.append(ReturnOp([]))
+    with pytest.raises(InvalidIRError):
+        verify(bad)  # one operand short: none is left for the scalar s0

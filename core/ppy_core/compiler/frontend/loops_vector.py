@@ -10,12 +10,15 @@ as a scalar), each view's index is checked where Python takes the view
 (`loops.index_check`), and NumPy's one ufunc call per operation is what the
 backend reproduces, NaN rule, warnings, broadcasting and errors included.
 
+Where Python raises after NumPy has computed a temporary (a view's IndexError,
+an element's, a broadcast error), the statement makes the check at that point
+itself (`late` views, `loads`), so the warnings of what came before are given.
+
 Refused by name (the function stays Python): an operation NumPy may run through
 its temporary elision with the operands swapped (`A[i, :] + (B[i, :] * s)`:
-a view on the left of a temporary, for + and *), a scalar that may raise after an
-operation that may raise (its broadcast error would come first in Python), a
-view with a step, a lone view on the right (`V += W`, `V = W`: NumPy's overlap
-copy), and anything that is not float64.
+a view on the left of a temporary, for + and *), any other scalar that may raise
+after an operation, a view with a step, a lone view on the right (`V += W`,
+`V = W`: NumPy's overlap copy), and anything that is not float64.
 """
 
 from __future__ import annotations
@@ -45,7 +48,10 @@ class _Tree:
         self.bounds: list[Value] = []
         self.scalars: list[Value] = []
         self.tokens: list[str] = []
-        self.raised = False  # an operation of two arrays (its broadcast may raise) is behind
+        self.loads: list[Value] = []  # each element read inside the statement: array, indices
+        self.ranks: list[int] = []
+        self.late: list[int] = []  # the views whose index checks the statement makes
+        self.computed = False  # an operation is behind: NumPy has computed a temporary
 
 
 class VectorStatements:
@@ -90,9 +96,16 @@ class VectorStatements:
         base, _ = subscript_chain(target)
         self.writes.add(base.id)  # type: ignore[attr-defined]
         array, view, bounds = tree.target  # type: ignore[misc]
-        operands = [array, *tree.arrays, *bounds, *tree.bounds, *tree.scalars]
-        views = (view, *tree.views)
-        self.emit(LV.VectorOp, operands, op=op, views=views, tree=tuple(tree.tokens))
+        operands = [array, *tree.arrays, *bounds, *tree.bounds, *tree.scalars, *tree.loads]
+        self.emit(
+            LV.VectorOp,
+            operands,
+            op=op,
+            views=(view, *tree.views),
+            tree=tuple(tree.tokens),
+            loads=tuple(tree.ranks),
+            late=tuple(tree.late),
+        )
         return True
 
     def _holds_view(self, node: ast.expr) -> bool:
@@ -107,12 +120,11 @@ class VectorStatements:
     def _tree(self, node: ast.expr, tree: _Tree, assigned: set[str], where: str) -> str:
         """Append `node` to the tree; its kind: "view", "temp" or "scalar"."""
         if not self._holds_view(node):
-            if not _cannot_raise(node) and tree.raised:
-                raise Refused(
-                    node,
-                    f"{where}: `{ast.unparse(node)}` may raise after an operation of two "
-                    "arrays (Python would raise their broadcast error first)",
-                )
+            if tree.computed and not _cannot_raise(node):
+                # Python raises here after NumPy computed (and warned about) a temporary:
+                # the statement makes the check itself, in its order
+                self._late_load(node, tree, assigned, where)
+                return "scalar"
             t = self._number(node, assigned)
             if t.py not in ("float", "f64", "fnum", "int") or (
                 t.py == "int" and t.bound > EXACT_FLOAT_INT
@@ -132,8 +144,7 @@ class VectorStatements:
                     f"{where}: `{ast.unparse(node)}`: a view on the left of an array "
                     "temporary (NumPy may swap them); write the temporary first",
                 )
-            if left != "scalar" and right != "scalar":
-                tree.raised = True
+            tree.computed = True
             tree.tokens.append(op)
             return "temp"
         if self.is_view(node):
@@ -144,14 +155,41 @@ class VectorStatements:
             node, f"{where}: `{ast.unparse(node)}` does not compile in an array statement"
         )
 
+    def _late_load(self, node: ast.expr, tree: _Tree, assigned: set[str], where: str) -> None:
+        """An element `X[i, j]` read after an operation: checked and read by the statement."""
+        base, levels = subscript_chain(node) if isinstance(node, ast.Subscript) else (None, [])
+        items = [item for level in levels for item in level]
+        array = self.arrays.get(base.id) if isinstance(base, ast.Name) else None
+        if (
+            array is None
+            or len(levels) != 1
+            or array.tensor.element.kind != "f64"
+            or len(items) != len(array.tensor.shape)
+            or not all(_cannot_raise(i) and not isinstance(i, ast.Slice) for i in items)
+        ):
+            raise Refused(
+                node,
+                f"{where}: `{ast.unparse(node)}` may raise after an operation NumPy has "
+                "computed (its warnings would come first): compute it before the statement",
+            )
+        tree.tokens.append(f"e{len(tree.ranks)}")
+        tree.ranks.append(len(items))
+        tree.loads.append(self.args[array.name])
+        tree.loads.extend(self.integer(i, assigned).value for i in items)
+
     def _leaf_view(self, node: ast.expr, tree: _Tree, assigned: set[str], target: bool) -> None:
-        """A vector view: its bounds evaluated here, its index checks made here."""
-        array, view, bounds = self._view(node, assigned, raising=True)
+        """A vector view: its bounds evaluated here; its index checks made here, or by
+        the statement where an operation comes before it (`late`)."""
+        late = tree.computed
+        array, view, bounds = self._view(node, assigned, raising=not late)
+        if late:
+            tree.late.append(0 if target else len(tree.views) + 1)
         values = iter(bounds)
         for axis, how in enumerate(view):
             if how == "i":
                 index = next(values)
-                self.emit(LV.IndexCheckOp, [self.args[array.name], index], axis=axis)
+                if not late:
+                    self.emit(LV.IndexCheckOp, [self.args[array.name], index], axis=axis)
             else:
                 next(values)
                 next(values)

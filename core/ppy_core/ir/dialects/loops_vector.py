@@ -37,8 +37,12 @@ class IndexCheckOp(Operation):
 class VectorOp(Operation):
     """An array statement. Operands: one array per view (`views[0]` the target),
     then each view's bounds ("i": an index, "s": start and stop, as DotOp's), then
-    the scalars (float64). `tree` is E in postfix: "v<k>" view k (k >= 1), "s<j>"
-    scalar j, or an op of TREE_OPS. Every view has exactly one "s" axis."""
+    the scalars (float64), then per element of `loads` its array and its indices.
+    `tree` is E in postfix: "v<k>" view k (k >= 1), "s<j>" scalar j, "e<j>" element
+    j (float64, read and bounds-checked at that point), or an op of TREE_OPS. Every
+    view has exactly one "s" axis. `late`: the views whose index checks this op makes
+    at their place in the tree (the target's, 0, after all of E), the others' come
+    before it (`loops.index_check`)."""
 
     name: ClassVar[str] = "loops.vector"
     effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
@@ -46,6 +50,8 @@ class VectorOp(Operation):
     op = attribute(str, one_of=STATEMENT_OPS)
     views = attribute(tuple)
     tree = attribute(tuple)
+    loads = attribute(tuple, optional=True)  # absent: ()
+    late = attribute(tuple, optional=True)
 
     def verify_extra(self) -> None:
         views, parts = self.attributes["views"], self.operands
@@ -59,14 +65,26 @@ class VectorOp(Operation):
             if view.count("s") != 1 or set(view) - {"i", "s"}:
                 self.fail(f"view {view!r} needs one slice")
             bounds += sum(1 if c == "i" else 2 for c in view)
-        scalars = len(parts) - len(views) - bounds
+        loads = self.attributes.get("loads", ())
+        scalars = len(parts) - len(views) - bounds - sum(1 + rank for rank in loads)
+        if scalars < 0:
+            self.fail("fewer operands than its views and loads need")
+        at = len(parts) - sum(1 + rank for rank in loads)
+        for rank in loads:
+            t = parts[at].type
+            if not isinstance(t, TensorType) or t.rank != rank:
+                self.fail(f"a load of rank {rank} from operand {at}")
+            at += 1 + rank
+        if any(not 0 <= k < len(views) for k in self.attributes.get("late", ())):
+            self.fail("a late check of no view")
+        counts = {"v": len(views), "s": scalars, "e": len(loads)}
         depth = 0
         for token in self.attributes["tree"]:
             if token in TREE_OPS:
                 depth -= 1
-            elif (token[:1], token[1:].isdigit()) in (("v", True), ("s", True)):
+            elif token[:1] in counts and token[1:].isdigit():
                 k = int(token[1:])
-                if not (1 <= k < len(views) if token[0] == "v" else 0 <= k < scalars):
+                if not (1 if token[0] == "v" else 0) <= k < counts[token[0]]:
                     self.fail(f"tree token {token!r} names no operand")
                 depth += 1
             else:
