@@ -247,6 +247,11 @@ def late(M: np.ndarray, x: np.ndarray, q: int, k: int):
             M[0, :] += (x[:] * 1e308) / M[q, 1:]
 
 
+def whole(x: np.ndarray, y: np.ndarray, s: float):
+    for i in range(2):
+        x += y[:] * s - x[:]
+
+
 def swapped(x: np.ndarray, y: np.ndarray, n: int):
     for i in range(n):
         x[:] += y[:] + (y[:] * 2.0)
@@ -312,6 +317,15 @@ def test_broadcasting_and_its_errors(cases) -> None:
         x, y = np.arange(1.0, nx + 1), np.arange(2.0, ny + 2)
         _same(mod, plain, "broadcast", x, y, 2)
         _same(mod, plain, "pair", x, y, 1)
+
+
+def test_a_whole_vector_updated(cases) -> None:
+    mod, plain = cases
+    for n in (0, 1, 9, 20):
+        x, y = np.arange(float(n)), np.full(n, np.nan)
+        _same(mod, plain, "whole", x, np.arange(float(n)) * 3, 0.5)
+        _same(mod, plain, "whole", x, y, np.inf)
+    _same(mod, plain, "whole", np.ones(3), np.ones(4), 1.0)  # NumPy's broadcast error
 
 
 def test_errors_keep_pythons_order(cases) -> None:

@@ -74,7 +74,9 @@ class VectorStatements:
             target, value, op = stmt.targets[0], stmt.value, "set"
         else:
             return False
-        if not (isinstance(target, ast.Subscript) and self.is_view(target)):
+        # a view, or a 1-D array updated whole (`x += y * s`; `x = E` only rebinds x)
+        whole = isinstance(stmt, ast.AugAssign) and isinstance(target, ast.Name)
+        if not ((isinstance(target, ast.Subscript) or whole) and self.is_view(target)):
             return False
         if not self._holds_view(value):
             return False
@@ -93,7 +95,7 @@ class VectorStatements:
         self._tree(value, tree, assigned, where)
         if op == "set":  # `V = E`: E first, then the view it is copied into
             self._leaf_view(target, tree, assigned, target=True)
-        base, _ = subscript_chain(target)
+        base = subscript_chain(target)[0] if isinstance(target, ast.Subscript) else target
         self.writes.add(base.id)  # type: ignore[attr-defined]
         array, view, bounds = tree.target  # type: ignore[misc]
         operands = [array, *tree.arrays, *bounds, *tree.bounds, *tree.scalars, *tree.loads]
