@@ -105,12 +105,27 @@ class InlineForms:
         return ast.fix_missing_locations(ast.copy_location(loop, stmt))
 
 
+#: the helpers of the last module asked about: each function with a loop asks, and a
+#: module of a thousand of them walked its whole tree a thousand times (issue 32: the
+#: cold compile of a big module went quadratic); its tree is not changed meanwhile
+_LAST: list[tuple[ast.Module, dict[str, ast.FunctionDef]]] = []
+
+
 def module_helpers(tree: ast.Module | None) -> dict[str, ast.FunctionDef]:
     """The module's functions a typed loop may build in place: defined at top level
     once, bound nowhere else, undecorated, of plain positional parameters, whose body
-    is returns under `if`s reading only its parameters (and imported modules)."""
+    is returns under `if`s reading only its parameters (and imported modules). Read
+    only (one answer per module tree, shared by its functions)."""
     if tree is None:
         return {}
+    if _LAST and _LAST[0][0] is tree:
+        return _LAST[0][1]
+    out = _helpers(tree)
+    _LAST[:] = [(tree, out)]
+    return out
+
+
+def _helpers(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     stores: dict[str, int] = {}
     for n in ast.walk(tree):
         names: list[str] = []
