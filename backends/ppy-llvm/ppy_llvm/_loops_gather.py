@@ -39,8 +39,10 @@ class GatherOps:
         from ._loops_emit import INDEX_ERROR
 
         b_ = self.b
-        bounds = iter(op.operands[3:])
         view, index_view = op.attributes["views"]
+        # the operands hold the vector's bounds, then the index view's (its last two)
+        bounds = iter(op.operands[3:-2])
+        index_bounds = iter(op.operands[-2:])
         side = op.attributes["side"]
         data, shape, strides = self.arrays[id(op.operands[1])]
         sx = b_.mul(strides[0], self.i64(8)) if self.contiguous else strides[0]
@@ -48,7 +50,7 @@ class GatherOps:
         pv = nv = sv = None
         if side == "right":
             pv, [(nv, sv)] = self.view_of(op.operands[0], view, bounds)
-        pc, [(nc, sc)] = self.view_of(op.operands[2], index_view, bounds)
+        pc, [(nc, sc)] = self.view_of(op.operands[2], index_view, index_bounds)
         if side == "left":
             pv, [(nv, sv)] = self.view_of(op.operands[0], view, bounds)
         kind = op.operands[2].type.element.kind

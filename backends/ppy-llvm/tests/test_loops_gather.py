@@ -8,6 +8,7 @@ equal to Python's, the fast path asserted through `ppy.stats()`."""
 
 from __future__ import annotations
 
+import random
 import types
 from pathlib import Path
 
@@ -174,3 +175,73 @@ def test_a_named_view_read_otherwise_stays_python(tmp_path: Path) -> None:
     remarks = load_manifest(compile_file(source).entry)["remarks"]
     why = {r["function"]: r["message"] for r in remarks if "typed loops" in r["message"]}
     assert "the view `v` is read other than" in why["f"]
+
+
+# -- random loop bodies ----------------------------------------------------------
+BOUNDS = ["", "i", "i + 1", "-1", "n", "0", "int(p[i])", "int(p[i + 1])", "p[i]", "p[i + 1]"]
+
+
+def _index_view(r: random.Random) -> str:
+    return f"c[{r.choice(BOUNDS)}:{r.choice(BOUNDS)}]"
+
+
+def _program(r: random.Random, k: int) -> str:
+    """`g{k}(p, c, v, x, n)`: a loop whose body takes dots of gathered vectors, the
+    index a named or an inline view of `c`, on either side of np.dot / @."""
+    vector = f"v[{r.choice(BOUNDS)}:{r.choice(BOUNDS)}]"
+    named = r.random() < 0.5
+    index = "cols" if named else _index_view(r)
+    gather = f"x[{index}]"
+    left, right = (gather, vector) if r.random() < 0.5 else (vector, gather)
+    call = r.choice(["np.dot({a}, {b})", "{a} @ {b}"]).format(a=left, b=right)
+    body = ([f"cols = {_index_view(r)}"] if named else []) + [
+        r.choice([f"s += {call}", f"s = s * 0.5 + {call}", f"y[i] = {call}"])
+    ]
+    lines = [
+        f"def g{k}(p, c, v, x, n):",
+        "    y = np.zeros_like(x)",
+        "    s = 0.0",
+        "    for i in range(n):",
+        *("        " + line for line in body),
+        "    y[0] = s",
+        "    return y",
+    ]
+    return "\n".join(lines)
+
+
+COUNT = 24
+
+
+@pytest.fixture(scope="module")
+def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    rng = random.Random(20261201)
+    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(rng, k) for k in range(COUNT))
+    return load_both(tmp_path_factory.mktemp("gather_bodies"), "gather_bodies", source)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.data(),
+    k=st.integers(0, COUNT - 1),
+    n=st.integers(0, 6),
+)
+def test_random_bodies_match_python(bodies, data, k: int, n: int) -> None:
+    """Any lengths (NumPy's ValueError where they differ), indices out of range or
+    negative (its IndexError), any float64 values; the fast path on every call (one
+    index dtype per program: each signature is compiled once)."""
+    dtype = (np.int32, np.uint32, np.int64)[k % 3]
+    size = data.draw(st.integers(1, 7))
+    p = data.draw(hnp.arrays(np.int32, n + 1, elements=st.integers(-3, 8)))
+    low = 0 if dtype is np.uint32 else -size - 2
+    c = data.draw(hnp.arrays(dtype, st.integers(0, 9), elements=st.integers(low, size + 2)))
+    v = data.draw(hnp.arrays(np.float64, st.integers(0, 9), elements=FLOATS))
+    x = data.draw(hnp.arrays(np.float64, size, elements=FLOATS))
+    mod, plain = bodies
+    name = f"g{k}"
+    before = counts("gather_bodies", name)
+    assert outcome(getattr(mod, name), p, c, v, x, n) == outcome(
+        getattr(plain, name), p, c, v, x, n
+    )
+    assert counts("gather_bodies", name) == before + 1  # the compiled function ran
