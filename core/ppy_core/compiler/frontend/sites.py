@@ -173,6 +173,12 @@ class SiteFinder:
         self.speculator: Speculator | None = None
         self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
         self.deferred: set[int] = set()  # views the runtime takes from their names (views.py)
+        # the module's classes (name -> "module.Class", and their types) and the types of
+        # the names it binds once: `run` reads them before typing any function
+        self.local_names: Mapping[str, str] = {}
+        self.local_types: Mapping[str, Type] = {}
+        self.globals: dict[str, Type] = {}
+        self._function = "<module>"  # the function being typed, for `call`'s remark
         self.tree: ast.Module | None = None  # the module (typed loops build its helpers in)
 
     def next_id(self, function: str) -> str:
@@ -274,9 +280,9 @@ class SiteFinder:
             self.oracle,
             self.module.imports,
             self.module.path,
-            globals=getattr(self, "globals", {}),
-            local_names=getattr(self, "local_names", {}),
-            local_types=getattr(self, "local_types", {}),
+            globals=self.globals,
+            local_names=self.local_names,
+            local_types=self.local_types,
             memo={},
         )
 
@@ -499,42 +505,65 @@ class SiteFinder:
         store: Store | None,
     ) -> bool:
         """Cut the sites of one expression. With `store`, a site at `root` stores into
-        the statement's target; an augmented one (`root` not in the tree) is undone
-        when it cannot, and False returned so the value is cut as an expression."""
-        conv: dict[int, Converge] = {}
-        self.converge(root, typer, conv)
-        leaf_typer = typer
+        the statement's target; an augmented one (`root` not in the tree) keeps no site
+        unless one stores, and returns False so the value is cut as an expression."""
         augmented = store is not None and root is not getattr(store.stmt, "value", None)
-        if speculation is not None:
-            leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
-            self.deferred = speculation.deferred
-            if augmented and isinstance(root, ast.BinOp):
-                self.deferred.discard(id(root.left))  # `t OP= v`'s target: the runtime's
-        first_new, counter = len(self.found.expr_sites), self._counter
-        self.collect(function, root, conv, opts)
-        new = self.found.expr_sites[first_new:]
+        leaf_typer, conv = self.typed(root, typer, speculation, augmented)
+        new: list[ExprSite] = []
+        self.collect(function, root, conv, opts, new)
         for site in new:
             site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
             site.assumed = tuple(
                 i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
             )
-            if store is None or site.node is not root:
+        if store is not None:
+            self.stores(function, store, root, conv, typer, new)
+            if store.form != ASSIGN and not any(s.store is store for s in new):
+                return False  # the target is no leaf of a stored tree: nothing is kept
+        for site in new:  # a store's target (an augmented one's first leaf) is no argument
+            first = 0 if site.store is None or site.store.form == ASSIGN else 1
+            site.args, site.sources = arguments(site.leaves[first:], self.deferred)
+            site.id = self.next_id(function)  # ids in the order the sites were cut
+        self.found.expr_sites.extend(new)
+        return True
+
+    def typed(
+        self, root: ast.expr, typer: Typer, speculation: Any, augmented: bool
+    ) -> tuple[Typer, dict[int, Converge]]:
+        """What `root`'s nodes converge onto, and the typer of its leaves: plain typing,
+        then Unknown leaves assumed arrays where the body speculates (`speculate.py`)."""
+        conv: dict[int, Converge] = {}
+        self.converge(root, typer, conv)
+        if speculation is None:
+            return typer, conv
+        leaf_typer, conv = speculation.retype(root, conv, self.operands, self.converge)
+        self.deferred = speculation.deferred
+        if augmented and isinstance(root, ast.BinOp):
+            self.deferred.discard(id(root.left))  # `t OP= v`'s target: the runtime's
+        return leaf_typer, conv
+
+    def stores(
+        self,
+        function: str,
+        store: Store,
+        root: ast.expr,
+        conv: dict[int, Converge],
+        typer: Typer,
+        sites: list[ExprSite],
+    ) -> None:
+        """Which of the `sites` cut from `root` writes `store`'s target (the one at the
+        root, where the types allow it), and the remarks saying why not."""
+        augmented = root is not getattr(store.stmt, "value", None)
+        for site in sites:
+            if site.node is not root:
                 continue
             why = refusal(store, root, conv, site.leaves, typer)
             if why is None:
                 site.store = store
             elif why:  # the types say a store site could never run fast
                 self.remark(function, store.stmt, f"the value is stored by Python: {why}")
-        if augmented and store is not None and (mixed := unfused(store, root, conv, typer)):
+        if augmented and (mixed := unfused(store, root, conv, typer)):
             self.remark(function, store.stmt, f"the value is stored by Python: {mixed}")
-        for site in new:  # a store's target (an augmented one's first leaf) is no argument
-            first = 0 if site.store is None or site.store.form == ASSIGN else 1
-            site.args, site.sources = arguments(site.leaves[first:], self.deferred)
-        if store is None or store.form == ASSIGN or any(s.store is store for s in new):
-            return True
-        del self.found.expr_sites[first_new:]  # the target is no leaf of a stored tree
-        self._counter = counter
-        return False
 
     def converge(self, node: ast.expr, typer: Typer, conv: dict[int, Converge]) -> None:
         """Post-order: decide, for every node under `node`, what it converges onto.
@@ -576,7 +605,7 @@ class SiteFinder:
             if "Callback" in answer.effects and id(node) not in self._told:
                 self._told.add(id(node))
                 self.remark(
-                    getattr(self, "_function", "?"),
+                    self._function,
                     node,
                     f"`{ast.unparse(node)}` has effect Callback (it calls Python code it "
                     "is given): it is never inside a site or region, the code around it "
@@ -595,15 +624,21 @@ class SiteFinder:
         return Converge(converge.op, converge.result, attributes, converge.operands)
 
     def collect(
-        self, function: str, node: ast.expr, conv: dict[int, Converge], opts: FunctionOptions
+        self,
+        function: str,
+        node: ast.expr,
+        conv: dict[int, Converge],
+        opts: FunctionOptions,
+        out: list[ExprSite],
     ) -> None:
-        """Cut maximal trees out of `node`; reductions only at a tree's root."""
+        """Cut maximal trees out of `node` into `out`; reductions only at a tree's root.
+        A site's id is given where it is kept (`expression`)."""
         if id(node) not in conv:
             for child in children(node):
-                self.collect(function, child, conv, opts)
+                self.collect(function, child, conv, opts, out)
             return
         leaves: list[ast.expr] = []
-        self._tree(node, conv, leaves, function, opts, root=True)
+        self._tree(node, conv, leaves, function, opts, out)
         if any(
             isinstance(conv[id(n)].result, TensorType | ColumnType)
             or conv[id(n)].op == "tensor.reduce"
@@ -611,7 +646,7 @@ class SiteFinder:
         ):
             unique, repeats = share(*dedupe(leaves), self.deferred)
             site = ExprSite(
-                self.next_id(function),
+                "",
                 function,
                 node,
                 conv,
@@ -620,7 +655,7 @@ class SiteFinder:
                 opts.fastmath,
                 repeats=repeats,
             )
-            self.found.expr_sites.append(site)
+            out.append(site)
 
     def _tree(
         self,
@@ -629,17 +664,17 @@ class SiteFinder:
         leaves: list[ast.expr],
         function: str,
         opts: FunctionOptions,
-        root: bool,
+        out: list[ExprSite],
     ) -> None:
         for child in self.operands[id(node)]:
             if id(child) in conv and conv[id(child)].op != "tensor.reduce":
-                self._tree(child, conv, leaves, function, opts, root=False)
+                self._tree(child, conv, leaves, function, opts, out)
             elif id(child) in conv:  # a reduction inside: its own site, a leaf here
-                self.collect(function, child, conv, opts)
+                self.collect(function, child, conv, opts, out)
                 leaves.append(child)
             elif not is_literal(child):
                 for grandchild in children(child):
-                    self.collect(function, grandchild, conv, opts)
+                    self.collect(function, grandchild, conv, opts, out)
                 leaves.append(child)
 
 
