@@ -9,6 +9,7 @@ Python's, the fast path asserted through `ppy.stats()`."""
 
 from __future__ import annotations
 
+import random
 import types
 from pathlib import Path
 
@@ -187,6 +188,24 @@ def two(path: np.ndarray, other: np.ndarray):
 """
 
 
+REBOUND = """
+import numpy as np
+
+
+def rebound(X):
+    for i in range(X.shape[0]):
+        X = np.minimum(X, np.add.outer(X[:, i], X[i, :]))
+    return X
+"""
+
+
+def test_a_rebinding_is_no_update(tmp_path: Path) -> None:
+    """`X = np.minimum(...)` makes a new array: the argument keeps its values."""
+    mod, plain = load_both(tmp_path, "rebound", REBOUND)
+    X = np.array([[0, 5], [-7, 0]], np.int64)
+    assert outcome(mod.rebound, X) == outcome(plain.rebound, X)
+
+
 def test_float64_beside_another_write_stays_python(tmp_path: Path) -> None:
     """X could not be restored alone: refused, with the reason."""
     from ppy_core.compiler.cached import compile_file, load_manifest
@@ -214,3 +233,55 @@ def test_floyd_warshall_is_fast(floyd) -> None:
         return min(times)
 
     assert best(mod.kernel) * 3 < best(plain.kernel)
+
+
+# -- random loop bodies ----------------------------------------------------------
+def _program(r: random.Random, k: int) -> str:
+    """`o{k}(X, A, w, n)`: a loop of np.minimum / np.maximum outer updates of X, its
+    operands a row or column of X or of A, or w, the target in any of its spellings."""
+    fn = r.choice(["np.minimum", "np.maximum"])
+    target = r.choice(["X[:]", "X[:, :]"])
+    first = r.choice(["X", "X[:]", "X[:, :]"])
+    u = r.choice(["X[:, i]", "A[:, i]", "X[:, -1]", "w"])
+    v = r.choice(["X[i, :]", "A[i, :]", "X[0, :]", "w"])
+    stop = r.choice(["n", "X.shape[0]", "X.shape[1]"])
+    lines = [
+        f"def o{k}(X, A, w, n):",
+        f"    for i in range({stop}):",
+        f"        {target} = {fn}({first}, np.add.outer({u}, {v}))",
+    ]
+    return "\n".join(lines)
+
+
+COUNT = 16
+
+
+@pytest.fixture(scope="module")
+def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
+    rng = random.Random(20261201)
+    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(rng, k) for k in range(COUNT))
+    return load_both(tmp_path_factory.mktemp("outer_bodies"), "outer_bodies", source)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.data(),
+    k=st.integers(0, COUNT - 1),
+    rows=st.integers(0, 4),
+    cols=st.integers(0, 4),
+    n=st.integers(0, 5),
+)
+def test_random_bodies_match_python(bodies, data, k: int, rows: int, cols: int, n: int) -> None:
+    """Random shapes (IndexErrors where a row or column is missing, lengths NumPy
+    broadcasts or refuses), ints to the dtype's ends; one dtype per program."""
+    dtype = (np.int32, np.int64)[k % 2]
+    X = data.draw(hnp.arrays(dtype, (rows, cols), elements=_ints(dtype)))
+    A = data.draw(hnp.arrays(dtype, (data.draw(st.integers(0, 5)), 4), elements=_ints(dtype)))
+    w = data.draw(hnp.arrays(dtype, data.draw(st.integers(0, 5)), elements=_ints(dtype)))
+    mod, plain = bodies
+    name = f"o{k}"
+    before = counts("outer_bodies", name)
+    assert outcome(getattr(mod, name), X, A, w, n) == outcome(getattr(plain, name), X, A, w, n)
+    assert sum(counts("outer_bodies", name)) == sum(before) + 1  # fast, or Python on entry

@@ -2,8 +2,8 @@
 
 The mixin of `loops.LoopsBuilder`; NPBench's floyd_warshall is
 `path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))`. X is a 2-D
-int32, int64 or float64 array parameter (the whole of it: `X`, `X[:]` or `X[:, :]`,
-the same on both sides), u and v whole vector views (`A[:, k]`, `B[k, :]`, `x`) of
+int32, int64 or float64 array parameter (written whole, `X[:]` or `X[:, :]`; read
+as `X`, `X[:]` or `X[:, :]`), u and v whole vector views (`A[:, k]`, `B[k, :]`, `x`) of
 arrays of X's dtype; `np.maximum` as well. NumPy makes `np.add.outer(u, v)` in full,
 then the minimum, then copies it into X: so the loop reads u and v as they were
 before the statement (a copy of each first: they may be a row and a column of X
@@ -55,7 +55,8 @@ class OuterStatements:
         if fn is None or len(stmt.targets) != 1:
             return False
         where = f"line {stmt.lineno}: `{ast.unparse(stmt).splitlines()[0]}`"
-        target = _whole(stmt.targets[0])
+        # `X[:] = ...` writes X; `X = ...` would rebind the name (refused below)
+        target = _whole(stmt.targets[0]) if isinstance(stmt.targets[0], ast.Subscript) else None
         assert isinstance(value, ast.Call)
         outer = value.args[1] if len(value.args) == 2 else None
         if (
@@ -108,6 +109,7 @@ class OuterStatements:
             if (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Subscript)
                 and _whole(node.targets[0]) == name
                 and isinstance(node.value, ast.Call)
                 and _FNS.get(self.typer.qualname(node.value.func) or "")
