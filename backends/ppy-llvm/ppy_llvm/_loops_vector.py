@@ -117,7 +117,7 @@ class VectorOps:
         )
         b_.cbranch(safe, fused, buffered)
         b_.position_at_end(fused)
-        self._count(lt, lambda e: self._apply(how, final, leaves[0], e, self._value(plan, e)))
+        self._count(lt, lambda e: self._apply(how, final, leaves[0], e, self._quick(plan, e)))
         b_.branch(done)
         b_.position_at_end(buffered)
         self._buffered(how, final, leaves[0], plan, length)
@@ -301,16 +301,48 @@ class VectorOps:
         b_.branch(head)
         b_.position_at_end(done)
 
+    def _quick(self, plan: list[tuple], e: Any) -> Any:
+        """E's element `e` with one test: an inf or NaN anywhere in a tree of + - *
+        leaves its root inf or NaN (x / inf would not: with a division every operation
+        is tested), so a finite root had no NaN to choose and no warning; else the
+        element is computed again, each operation tested (`_value`)."""
+        if any(kind == "op" and extra[0] == "truediv" for kind, _, extra in plan):
+            return self._value(plan, e)
+        b_ = self.b
+        stack: list[Any] = []
+        for kind, _, extra in plan:
+            if kind == "view":
+                stack.append(self._element(extra, e))
+            elif kind == "scalar":
+                stack.append(extra)
+            else:
+                y, x = stack.pop(), stack.pop()
+                stack.append(self.machine_op(extra[0], x, y))
+        r = stack[-1]
+        special = b_.not_(
+            b_.fcmp_ordered("<", self.call_f("llvm.fabs.f64", [r]), self.f64(float("inf")))
+        )
+        start = b_.block
+        with b_.if_then(special, likely=False):
+            fixed = self._value(plan, e)
+            end = b_.block
+        out = b_.phi(self.f64)
+        out.add_incoming(r, start)
+        out.add_incoming(fixed, end)
+        return out
+
+    def _element(self, view: tuple, e: Any) -> Any:
+        ptr, step, _ = view
+        at = self.b.bitcast(self.b.gep(ptr, [self.b.mul(e, step)]), self.f64.as_pointer())
+        return self.b.load(at, align=8)
+
     def _value(self, plan: list[tuple], e: Any) -> Any:
         """E's element `e`, each operation with its call's NaN rule and flags."""
-        b_ = self.b
         values: list[Any] = []
         stack: list[Any] = []
         for kind, _, extra in plan:
             if kind == "view":
-                ptr, step, _ = extra
-                at = b_.bitcast(b_.gep(ptr, [b_.mul(e, step)]), self.f64.as_pointer())
-                values.append(b_.load(at, align=8))
+                values.append(self._element(extra, e))
             elif kind == "scalar":
                 values.append(extra)
             else:
@@ -356,7 +388,7 @@ class VectorOps:
         size = b_.mul(b_.select(b_.icmp_signed(">", length, i64(0)), length, i64(1)), i64(8))
         raw = b_.call(_libc(self.module, "malloc"), [size])
         buffer = b_.bitcast(raw, self.f64.as_pointer())
-        self._count(length, lambda e: b_.store(self._value(plan, e), b_.gep(buffer, [e])))
+        self._count(length, lambda e: b_.store(self._quick(plan, e), b_.gep(buffer, [e])))
         one = b_.icmp_signed("==", length, i64(1))
 
         def put(e: Any) -> None:
