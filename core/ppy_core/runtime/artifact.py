@@ -100,6 +100,7 @@ def check_module(manifest: object) -> str:
     components = manifest.get("components", {})
     if not isinstance(components, dict) or not all(isinstance(v, str) for v in components.values()):
         return "its components are not strings"
+    units: set[int] = set()  # units checked already (a run view shares equal ones)
     for kind in ("function_sites", "expr_sites"):
         sites = manifest.get(kind)
         if not isinstance(sites, list):
@@ -116,16 +117,21 @@ def check_module(manifest: object) -> str:
             if unit is None:
                 continue
             if not (
+                isinstance(record.get("store") or "", str) and _views(record.get("views") or [])
+            ):
+                return f"the unit of site {record['id']} is malformed"
+            if id(unit) in units:
+                continue
+            if not (
                 isinstance(unit, dict)
                 and isinstance(unit.get("data"), dict)
                 and _strings(unit.get("files"))
                 and all(safe_name(f) for f in unit["files"])
                 and isinstance(unit.get("runtime") or "", str)
                 and isinstance(unit.get("loader") or "", str)
-                and isinstance(record.get("store") or "", str)
-                and _views(record.get("views") or [])
             ):
                 return f"the unit of site {record['id']} is malformed"
+            units.add(id(unit))
     return ""
 
 

@@ -41,7 +41,7 @@ class Binder:
         self.directory, self.manifest, self.namespace = directory, manifest, namespace
         self.refuse, self.prefix = refuse, prefix
         self.lock = allocate_lock()  # a site binds once, whichever thread calls it first
-        self.kernels: dict[tuple[str, ...], tuple[Any, Any]] = {}  # see `_kernel`
+        self.kernels: dict[Any, tuple[Any, Any]] = {}  # see `_kernel`
         self.opened: set[tuple[str, ...]] = set()  # files checked, then opened (see `_make`)
         self.folder = os.path.abspath(directory)
         self.module = manifest["module"]["name"]
@@ -173,14 +173,16 @@ class Binder:
         """The kernel `unit` names, loaded by its adapter (which opens the library;
         NumPy's in C: no ctypes on its start) once per module: the sites sharing a
         kernel (the same data, the same files) share what the adapter loaded."""
+        shared = self.kernels.get(id(unit))  # the run view's sites share equal units
+        if shared is not None and shared[0] is unit:
+            return shared[1]
         data, files = unit["data"], unit["files"]
         key = (runtime, str(data.get("symbol")), *files)
         known = self.kernels.get(key)
-        if known is not None and known[0] == data:
-            return known[1]
-        kernel = found.load_kernel(data, self.directory, files)
-        self.kernels[key] = (data, kernel)
-        return kernel
+        if known is None or known[0] != data:
+            known = self.kernels[key] = (data, found.load_kernel(data, self.directory, files))
+        self.kernels[id(unit)] = (unit, known[1])
+        return known[1]
 
     def _decorator(self, record: dict[str, Any]) -> Callable[[Callable[..., Any]], Any]:
         def decorate(function: Callable[..., Any]) -> Any:
