@@ -187,8 +187,9 @@ def _index_view(r: random.Random) -> str:
 
 def _program(r: random.Random, k: int) -> str:
     """`g{k}(p, c, v, x, n)`: a loop whose body takes dots of gathered vectors, the
-    index a named or an inline view of `c`, on either side of np.dot / @."""
-    vector = f"v[{r.choice(BOUNDS)}:{r.choice(BOUNDS)}]"
+    index a named or an inline view of `c`, on either side of np.dot / @, beside a
+    view of `v` or its np.flip."""
+    vector = r.choice(["v[{}:{}]", "np.flip(v[{}:{}])"]).format(r.choice(BOUNDS), r.choice(BOUNDS))
     named = r.random() < 0.5
     index = "cols" if named else _index_view(r)
     gather = f"x[{index}]"
