@@ -42,7 +42,6 @@ def split_versions(
             out.append(_Rename(current).visit(stmt))
             continue
         stmt.value = _Rename(current).visit(stmt.value)  # type: ignore[attr-defined]
-        before = {name: current.get(name, name) for name in targets}
         for name in targets:
             if name not in current and name not in params:
                 current[name] = name  # its first binding: the name itself
@@ -50,15 +49,10 @@ def split_versions(
             counts[name] = counts.get(name, 0) + 1
             current[name] = f"{name}${counts[name]}"
             made.add(current[name])
-        if isinstance(stmt, ast.AugAssign):  # `x += 1`: x$1 = x + 1
-            old = before[stmt.target.id]  # type: ignore[attr-defined]
-            load = ast.copy_location(ast.Name(old, ast.Load()), stmt.target)
-            binop = ast.copy_location(ast.BinOp(load, stmt.op, stmt.value), stmt)
-            stmt = ast.copy_location(ast.Assign([stmt.target], binop), stmt)
         for target in _target_names(stmt):
             target.id = current[target.id]
         out.append(stmt)
-    return out, made
+    return (out, made) if made else (body, set())  # nothing rebound: the body itself
 
 
 def _rebinds(stmt: ast.stmt, keep: set[str]) -> list[str] | None:
@@ -66,8 +60,8 @@ def _rebinds(stmt: ast.stmt, keep: set[str]) -> list[str] | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
         names = target.elts if isinstance(target, ast.Tuple) else [target]
-    elif isinstance(stmt, ast.AugAssign | ast.AnnAssign) and stmt.value is not None:
-        names = [stmt.target]
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        names = [stmt.target]  # (not `x += v`: in place where x is an array or a view)
     else:
         return None
     if not all(isinstance(n, ast.Name) and n.id not in keep for n in names):
