@@ -101,3 +101,25 @@ def test_a_package_filled_by_an_import_hook_of_its_own(tmp_path: Path) -> None:
             """,
         },
     )
+
+
+def test_a_subpackage_is_not_a_top_level_module(tmp_path: Path) -> None:
+    # (hypothesis/extra/django/ imports the real `django`: without a pyproject.toml
+    # the project's root is the folder its top package is in, never a package's own)
+    from ppy_core.compiler.check import check_paths
+
+    files = {
+        "lib/__init__.py": "",
+        "lib/extra/__init__.py": "",
+        "lib/extra/plugin_xyz/__init__.py": "from lib.extra.plugin_xyz.fields import field\n",
+        "lib/extra/plugin_xyz/fields.py": "from plugin_xyz import forms\n\nfield = forms\n",
+        "lib/extra/other.py": "from lib.extra.plugin_xyz import nothing_here\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "proj" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert not (tmp_path / "proj" / "pyproject.toml").exists()
+    report = check_paths([str(tmp_path / "proj" / "lib")])
+    found = [(Path(f.location.path).name, f.code) for f in report.findings if f.location]
+    assert found == [("other.py", "E1022")]

@@ -220,15 +220,21 @@ def _publish_findings(entry: Path | None, findings: list[Diagnostic]) -> None:
 
 
 def _roots(files: list[Path]) -> tuple[Path, ...]:
-    """The project roots of the checked files' configs (their `src/` folders too)."""
+    """The project roots of the checked files' configs (their `src/` folders too);
+    without a config, the folder a file's top package is in (a package's own folder
+    is no root: `hypothesis/extra/` would make its `django/` the `django` package)."""
     from ppy_core.project.config import load_config
 
     found: dict[Path, None] = {}
     for folder in dict.fromkeys(f.parent for f in files):
         try:
-            root = project_roots(folder / "__init__.py", load_config(folder))[0]
+            config = load_config(folder)
         except Error:
             continue
+        root = project_roots(folder / "__init__.py", config)[0]
+        if config.path is None:
+            while (root / "__init__.py").is_file():
+                root = root.parent
         found[root] = None
         if (root / "src").is_dir():
             found[root / "src"] = None
