@@ -4,14 +4,16 @@
 
 Two GPT-2-style models of 4 layers, 128 wide, at batch 2 x 64 tokens, one CPU thread:
 `_torch_gpt.py` (ours: one region for the whole forward) and Karpathy's nanoGPT
-`model.py` as vendored (`corpus/nanogpt/`, MIT, unmodified: its attention unpacks
-`x.size()` and splits, which stay Python; its LayerNorm and MLP forwards are regions
-of their own). Per model: forward time (best block of calls, the ways interleaved
-round by round, `no_grad`, eval), PPy's and torch.compile's ratio to eager, the first
-call (load + build + first forward) in a fresh process with an empty cache and with
-the cache warm, Python-level torch calls per forward (a `TorchFunctionMode`; a region
-counts as one), ATen operators per forward (a `TorchDispatchMode`), whether the
-logits equal eager's bit for bit and, for one training step, every gradient.
+`model.py` as vendored (`corpus/nanogpt/`, MIT, unmodified: each Block, its attention
+and MLP inlined, is one region; GPT's forward, with its `targets=None`, its assert on
+`self.config` and `x[:, [-1], :]`, stays Python and calls them, and its final
+LayerNorm's region). Per model: forward time (CPU time of the thread, best block of
+calls, the ways interleaved round by round, `no_grad`, eval), PPy's and
+torch.compile's ratio to eager, the first call (load + build + first forward) in a
+fresh process with an empty cache and with the cache warm, Python-level torch calls
+per forward (a `TorchFunctionMode`; a region counts as one), ATen operators per
+forward (a `TorchDispatchMode`), whether the logits equal eager's bit for bit and, for
+one training step, every gradient.
 """
 
 from __future__ import annotations
@@ -174,13 +176,16 @@ def covered_modules(model: Any) -> list[Any]:
 
 
 def best_ms(ways: dict[str, Any], rounds: int, calls: int = 10) -> dict[str, float]:
+    """Per way, the best block of `calls` calls, the ways interleaved round by round,
+    in CPU time of this thread (`time.thread_time`: every way runs on it, one torch
+    thread; on a shared machine the wall clock also counts other processes' turns)."""
     best = dict.fromkeys(ways, float("inf"))
     for _ in range(rounds):
         for name, run in ways.items():
-            start = time.perf_counter()
+            start = time.thread_time()
             for _ in range(calls):
                 run()
-            best[name] = min(best[name], (time.perf_counter() - start) / calls * 1e3)
+            best[name] = min(best[name], (time.thread_time() - start) / calls * 1e3)
     return best
 
 

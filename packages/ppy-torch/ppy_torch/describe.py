@@ -54,6 +54,7 @@ _TRUSTED: dict[int, tuple[weakref.ref[Any], tuple[Any, ...]]] = {}
 #: the last description made, until a region's call trusts it
 _PENDING: list[tuple[weakref.ref[Any], tuple[Any, ...]]] = []
 #: one object per distinct description
+_MAX_INTERNED = 4096
 _INTERNED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
@@ -78,6 +79,8 @@ def describe_module(module: Any) -> tuple[Any, ...]:
         with torch._C.DisableTorchFunction():
             tree = _tree(module, hooked_globally)
     described = ("instance", "torch", KIND, tree)
+    if len(_INTERNED) >= _MAX_INTERNED:  # a program of ever new trees: start again
+        _INTERNED.clear()
     described = _INTERNED.setdefault(described, described)
     try:
         _PENDING[:] = [(weakref.ref(module), described)]
