@@ -395,12 +395,20 @@ def _dispatch(*args: Any, _ppy_state: Specializations, **kwargs: Any) -> Any:
     """The dispatcher's code. It runs with the module's globals: everything it needs
     comes through its state (builtins aside)."""
     state = _ppy_state
-    if kwargs or len(args) != state.params:
+    defaults = state.generic.__defaults__
+    if not kwargs and len(args) == state.params:
+        values = args
+    elif (  # trailing defaults left out (`crc16(data)`): filled in without binding
+        not kwargs
+        and state.positional
+        and defaults
+        and state.params - len(defaults) <= len(args) < state.params
+    ):
+        values = (*args, *defaults[len(defaults) - (state.params - len(args)) :])
+    else:
         values = state.bound(args, kwargs)
         if values is None:
             return state.generic(*args, **kwargs)
-    else:
-        values = args
     if not state.attributes:  # scalars alone: the classes say the whole signature
         function = state.by_class.get(tuple(map(type, values)))
         if function is not None:
