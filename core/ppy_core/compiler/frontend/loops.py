@@ -7,8 +7,10 @@ and every statement is one this module builds: `for ... in range(...)`, `while`,
 `break`/`continue`/`return`/`pass`; with NumPy's `np.dot(u, v)` / `u @ v` of
 float64 vector views (`A[i, :j]`, `A[k + 1:, k]`: NumPy's own BLAS routine, see
 ppy_llvm._loops_blas), `np.sqrt` of scalars, in-place updates of arrays and views
-by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), and arrays made up front and
-returned (`x = np.zeros_like(b)` ... `return x, y`, `loops_locals`). Anything else
+by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), array statements
+(`C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]`, `Q[:, k] = A[:, k] / R[k, k]`:
+`loops_vector`), and arrays made up front and returned (`x = np.zeros_like(b)`,
+`np.zeros((n, n), dtype=b.dtype)` ... `return x, y`, `loops_locals`). Anything else
 keeps the whole function Python and the refusal names the statement (`ppy explain`).
 
 Python's meaning is kept exactly: every value carries its Python type (`py`, see
