@@ -132,7 +132,7 @@ def _program(r: random.Random, k: int) -> str:
     return "\n".join(lines)
 
 
-COUNT = 24
+COUNT = 14
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, 
 
 
 @settings(
-    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     k=st.integers(0, COUNT - 1),

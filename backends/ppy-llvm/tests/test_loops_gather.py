@@ -210,7 +210,7 @@ def _program(r: random.Random, k: int) -> str:
     return "\n".join(lines)
 
 
-COUNT = 24
+COUNT = 14
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +221,7 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, 
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     data=st.data(),
