@@ -28,6 +28,7 @@ from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 
 from ._errors import LlvmBackendError
 from ._host import fingerprint, llvm, required_features, target_machine
+from ._parallel import emit_in_workers
 
 
 def cache_dir() -> Path:
@@ -85,6 +86,14 @@ def build_linked(modules: Sequence[str], name: str) -> Path:
         return out
     with build_lock(out.with_suffix(".lock")):
         if not verify_build(out):
+            folder = cache_dir()
+            todo = [
+                (text, k)
+                for text, k in zip(modules, keys, strict=True)
+                if not verify_build(folder / f"obj-{k}.o")
+            ]
+            # many kernels to compile: on every CPU (`_parallel`), the same objects
+            emit_in_workers(todo, folder, _object)
             objects = [_object(text, k) for text, k in zip(modules, keys, strict=True)]
             _link(objects, out)
     return out
