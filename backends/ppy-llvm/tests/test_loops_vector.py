@@ -360,6 +360,28 @@ def test_what_stays_python_is_named(cases, tmp_path: Path) -> None:
     assert "a lone view on the right" in why["lone"]
 
 
+def test_an_int64_array_statement_stays_python(tmp_path: Path) -> None:
+    """Unannotated: float64 arrays take the fast path, int64 ones stay Python (refused
+    by name: array statements compile only over float64 arrays)."""
+    import ppy
+
+    source = "import numpy as np\n\n\ndef ints(x, y, n):\n"
+    source += "    for i in range(n):\n        x[:] += y[:] * 2\n"
+    mod, plain = load_both(tmp_path, "int_statements", source)
+
+    def fast() -> int:  # the specializations' typed loops (`ints.1@<signature>`)
+        stats = ppy.stats().items()
+        return sum(v["fast"] for k, v in stats if k.startswith("int_statements:") and "@" in k)
+
+    before = fast()
+    x, y = np.arange(3), np.arange(3)
+    assert outcome(mod.ints, x, y, 2) == outcome(plain.ints, x, y, 2)
+    assert fast() == before
+    x, y = np.arange(3.0), np.arange(3.0)
+    assert outcome(mod.ints, x, y, 2) == outcome(plain.ints, x, y, 2)
+    assert fast() == before + 1
+
+
 def test_layouts_numpy_would_not_hand_over_run_python(cases) -> None:
     mod, plain = cases
     fn = mod.broadcast

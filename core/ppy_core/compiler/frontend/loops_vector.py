@@ -183,6 +183,15 @@ class VectorStatements:
         """A vector view: its bounds evaluated here; its index checks made here, or by
         the statement where an operation comes before it (`late`)."""
         late = tree.computed
+        base = subscript_chain(node)[0] if isinstance(node, ast.Subscript) else node
+        if isinstance(base, ast.Name) and base.id in self.arrays:
+            kind = self.arrays[base.id].tensor.element.kind
+            if kind != "f64":
+                raise Refused(
+                    node,
+                    f"line {node.lineno}: `{ast.unparse(node)}`: array statements compile "
+                    f"only over float64 arrays, not {kind}",
+                )
         array, view, bounds = self._view(node, assigned, raising=not late)
         if late:
             tree.late.append(0 if target else len(tree.views) + 1)
