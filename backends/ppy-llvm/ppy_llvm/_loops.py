@@ -17,8 +17,10 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
   the call as Python (returned on entry, before anything ran: an array updated in
   place whose layout NumPy would not coalesce, `_loops_inplace`; operands of lengths
   NumPy would broadcast, `_loops_outer`), 6 run the call
-  as Python, where only arrays the function made were written (`_loops_flip`).
-  Stores made before an error stay made, as in Python.
+  as Python, where only arrays the function made were written (`_loops_flip`),
+  7 ValueError (an array statement's lengths: out[1] which of NumPy's messages,
+  out[2..3] the lengths, `_loops_vector`), 8 MemoryError (its temporary, out[1]
+  float64s). Stores made before an error stay made, as in Python.
 * np.dot / @ call NumPy's own BLAS `ddot` through the library's global
   ``ppy_loops_blas_ddot``, which the loader sets (`_loops_blas`).
 

@@ -20,7 +20,7 @@ NumPy's calls:
   lengths) before anything of the statement is written;
 * the reads before the writes: where a view of E may overlap the target other than
   ahead of it on the same stride, E is first computed into a buffer (malloc), as
-  NumPy's temporary is.
+  NumPy's temporary is (none to be had: NumPy's MemoryError, return code 8).
 
 The function runs only on arrays whose strides are non-negative multiples of 8
 and whose data is 8-byte aligned (`entry_checks`: else code 5, Python runs it):
@@ -35,6 +35,7 @@ from ._loops_blas import QUIET_BIT, _libc
 from ._loops_inplace import LAYOUT
 
 BROADCAST = 7  # return code: NumPy's ValueError for lengths that do not broadcast
+NO_MEMORY = 8  # return code: NumPy's MemoryError for a temporary of out[1] float64s
 #: out[1] of BROADCAST: which of NumPy's messages (see the loader)
 BINARY, INPLACE, INPLACE_OUT, COPY = 0, 1, 2, 3
 UFUNC = {"add": "ufunc_add", "sub": "ufunc_sub", "mul": "ufunc_mul", "truediv": "ufunc_truediv"}
@@ -387,6 +388,8 @@ class VectorOps:
         i8p = self.ir.IntType(8).as_pointer()
         size = b_.mul(b_.select(b_.icmp_signed(">", length, i64(0)), length, i64(1)), i64(8))
         raw = b_.call(_libc(self.module, "malloc"), [size])
+        # NumPy's MemoryError where its temporary could not be had (out[1]: its length)
+        self.fail(b_.icmp_unsigned("==", b_.ptrtoint(raw, i64), i64(0)), NO_MEMORY, [length])
         buffer = b_.bitcast(raw, self.f64.as_pointer())
         self._count(length, lambda e: b_.store(self._quick(plan, e), b_.gep(buffer, [e])))
         one = b_.icmp_signed("==", length, i64(1))
@@ -489,4 +492,4 @@ def _aligned(b_: Any, i64: Any, x: Any) -> Any:
     return b_.icmp_signed("==", b_.and_(x, i64(7)), i64(0))
 
 
-__all__ = ["BROADCAST", "PROBE", "VectorOps", "entry_checks", "probe_functions"]
+__all__ = ["BROADCAST", "NO_MEMORY", "PROBE", "VectorOps", "entry_checks", "probe_functions"]
