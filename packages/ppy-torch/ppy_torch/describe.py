@@ -24,8 +24,11 @@ C++, at each call, every fact of the tree it was built from (`modules.py` record
 them, `codegen.py` emits the walk), so a description only chooses what runs. After a
 region's call succeeds, the module's description is `trust`ed and given back as it is
 at its next calls; a region whose guard misses `forget`s it, and the next call
-describes the tree again. A description is interned: the dispatcher's table lookup
-compares it by identity (hashing it costs ~4 us).
+describes the tree again. A module whose forward is no region (nanoGPT's GPT) is
+described again every `RECHECK` calls once two descriptions in a row were one: a
+stale description only chooses, for at most that many calls, the Python it would have
+chosen, or a region whose own guard then decides. A description is interned: the
+dispatcher's table lookup compares it by identity (hashing it costs ~4 us).
 """
 
 from __future__ import annotations
@@ -58,10 +61,39 @@ _MAX_INTERNED = 4096
 _INTERNED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
+#: id(module) -> [a weak reference to it, its description, calls left]: a module whose
+#: last two descriptions were one is described again every `RECHECK` calls only
+_STEADY: dict[int, list[Any]] = {}
+RECHECK = 64
+
+
 def describe_module(module: Any) -> tuple[Any, ...]:
-    hit = _TRUSTED.get(id(module))
+    key = id(module)
+    hit = _TRUSTED.get(key)
     if hit is not None and hit[0]() is module:
         return hit[1]
+    steady = _STEADY.get(key)
+    if steady is not None and steady[2] > 0 and steady[0]() is module:
+        steady[2] -= 1
+        return steady[1]  # type: ignore[no-any-return]
+    described = _describe(module)
+    if steady is not None and steady[0]() is module and steady[1] is described:
+        steady[2] = RECHECK - 1
+    else:
+        _steady(module, described)
+    return described
+
+
+def _steady(module: Any, described: tuple[Any, ...]) -> None:
+    key = id(module)
+    try:
+        ref = weakref.ref(module, lambda _ref, key=key: _drop(_STEADY, key, _ref))
+    except TypeError:  # no weak reference to it: described at every call
+        return
+    _STEADY[key] = [ref, described, 0]
+
+
+def _describe(module: Any) -> tuple[Any, ...]:
     import torch
     import torch.nn.modules.module as mm
 
@@ -98,18 +130,21 @@ def trust(module: Any) -> None:
     if ref() is not module:
         return
     key = id(module)
-    _TRUSTED[key] = (weakref.ref(module, lambda _ref, key=key: _forget_id(key, _ref)), described)
+    ref = weakref.ref(module, lambda _ref, key=key: _drop(_TRUSTED, key, _ref))
+    _TRUSTED[key] = (ref, described)
 
 
 def forget(module: Any) -> None:
     """A region's guard missed on `module`: describe it again at its next call."""
     _TRUSTED.pop(id(module), None)
+    _STEADY.pop(id(module), None)
 
 
-def _forget_id(key: int, ref: weakref.ref[Any]) -> None:
-    hit = _TRUSTED.get(key)
+def _drop(table: dict[int, Any], key: int, ref: weakref.ref[Any]) -> None:
+    """The module of `ref` is gone: its entry goes (unless its id was reused since)."""
+    hit = table.get(key)
     if hit is not None and hit[0] is ref:
-        del _TRUSTED[key]
+        del table[key]
 
 
 #: str() of dtypes and devices, once each (this runs at every call of a method)

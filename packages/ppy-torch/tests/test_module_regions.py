@@ -549,3 +549,28 @@ def test_attention_softmax_path_stays_python(mods: tuple[Any, Any]) -> None:
     _same(a, b, x, grad=True)
     assert _fast_calls(type(a)) == 0
     assert "`math`" in _reason(a)
+
+
+def test_a_module_without_region_is_described_every_recheck(mods: tuple[Any, Any]) -> None:
+    """A forward that is no region (a hook on a block) is described again only every
+    `RECHECK` calls; the hook removed, Python answers until then, and the region after."""
+    from ppy_torch import describe
+
+    a, b = _eval_pair(mods)
+    idx = torch.randint(0, VOCAB, (2, 5))
+    handle = a.blocks[1].register_forward_hook(lambda *_: None)
+    for _ in range(2):
+        _same(a, b, idx, grad=False)
+    calls: list[Any] = []
+    tree = describe._tree
+    describe._tree = lambda *args: calls.append(args) or tree(*args)  # type: ignore[assignment]
+    try:
+        ppy.reset_stats()
+        _same(a, b, idx, grad=False)
+        assert calls == []  # its last two descriptions were one
+        handle.remove()
+        for _ in range(describe.RECHECK):
+            _same(a, b, idx, grad=False)
+    finally:
+        describe._tree = tree  # type: ignore[assignment]
+    assert 1 <= _fast_calls(type(a)) < describe.RECHECK
