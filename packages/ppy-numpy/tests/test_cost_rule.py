@@ -2,7 +2,9 @@
 a reduction over nothing but a NumPy loop call (`np.log(x).sum()`) stays Python with
 E2109 and NumPy's answer; one with arithmetic fused around the loop
 (`np.sum(np.exp(x) * 2.0)`) compiles and runs fast with NumPy's bits; with the rule off
-(`PPY_COST_RULE=0`) the first compiles too, so the rule is what kept it Python."""
+(`PPY_COST_RULE=0`) the first compiles too, so the rule is what kept it Python. A
+float32 map of one arithmetic operation (`a / b`) stays Python too; two operations,
+and `np.maximum(x, 0)` alone, compile."""
 
 from __future__ import annotations
 
@@ -74,3 +76,46 @@ def test_rule_off_compiles_them(
     for name in ("log_sum", "max_tanh"):
         assert pair.compiled(name), pair.records(name)
         assert _fast(pair, name, x) == (1, True)
+
+
+F32_SOURCE = """\
+import numpy as np
+import numpy.typing as npt
+
+
+def divide(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]):
+    return a / b
+
+
+def scaled(a: npt.NDArray[np.float32]):
+    return a * 0.5
+
+
+def two(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]):
+    return (a - b) * 0.5
+
+
+def relu(a: npt.NDArray[np.float32]):
+    return np.maximum(a, 0)
+"""
+
+
+def test_one_float32_arithmetic_op_stays_numpys(project: Path) -> None:
+    pair = compile_pair(project, "cost_rule_f32", F32_SOURCE)
+    rng = np.random.default_rng(3)
+    a, b = (rng.uniform(-2.0, 2.0, 4_096).astype(np.float32) for _ in range(2))
+    for name in ("divide", "scaled"):
+        assert not pair.compiled(name), pair.records(name)
+        assert "E2109" in _reasons(pair, name), _reasons(pair, name)
+    for name, args, fast in (
+        ("divide", (a, b), 0),
+        ("scaled", (a,), 0),
+        ("two", (a, b), 1),
+        ("relu", (a,), 1),
+    ):
+        ppy.reset_stats()
+        got = getattr(pair.fast, name)(*args)
+        assert pair.counts(name)[0] == fast, name
+        want = getattr(pair.plain, name)(*args)
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes()

@@ -7,7 +7,8 @@ equal to plain Python's bit for bit.
   speculative guess took it for an array and the site refused the int (`guard: type`).
 * reductions along an axis of float arrays (`np.max(x, axis=-1, keepdims=True)`,
   softmax): an array of the input's dtype. Untyped, a float32 softmax's
-  `tmp_out / tmp_sum` guessed `tmp_sum` a float64 array and refused (`guard: dtype`).
+  `tmp_out / tmp_sum` guessed `tmp_sum` a float64 array and refused (`guard: dtype`);
+  typed, that one float32 division is left NumPy's by the llvm cost rule (faster).
 * NumPy integer scalars and np.clip of int arrays (compute: `np.clip(a1, 2, 10) * a +
   a2 * b + c` over int64 arrays with np.int64 a, b, c): an np.int64 is typed as a
   Python int (with int64 and float64 arrays NumPy gives the same dtype), its guard
@@ -155,7 +156,9 @@ def test_axis_reductions_keep_the_float_dtype(
         want = call(getattr(pair.plain, name), (x,))
         assert outcome_difference(got, want) is None, outcome_difference(got, want)
         assert got.value.dtype == dtype
-        assert c["fast"] >= 1, name
+        # softmax's site is one division: of float32 the cost rule leaves it NumPy's
+        single = name == "softmax" and dtype == np.float32
+        assert (c["fast"] == 0) if single else (c["fast"] >= 1), name
 
 
 _INTS = st.one_of(
@@ -256,7 +259,7 @@ def test_triangles_and_cholesky_keep_the_dtype(
     want = call(pair.plain.cholesky2, (plain_A,))
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     assert fast_A.tobytes() == plain_A.tobytes()
-    assert c["fast"] == 1
+    assert c["fast"] == (1 if dtype == np.float64 else 0)  # one float32 add: NumPy's
     arg = spd[0].copy() if vector else spd  # np.triu of a vector is a matrix
     with fast_calls(pair, "triangles") as c:
         got = call(pair.fast.triangles, (arg,))
