@@ -5,11 +5,11 @@ each reason is recorded for `ppy explain`."""
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
@@ -40,10 +40,9 @@ from ppy_core.compiler.frontend.syntax import (
     operator_operands,
     opt_level,
     own_nodes,
-    single_target,
     tree_nodes,
 )
-from ppy_core.compiler.frontend.typer import Typer, parameter_counts, single_assignments
+from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import arguments, share
 from ppy_core.interface.plugin import CallContext, Converge, FunctionContext, ModuleContext
 from ppy_core.interface.specs import (
@@ -217,26 +216,10 @@ class SiteFinder:
         """Types of module names bound exactly once, by a top-level `name = value`
         (`a = np.ones(n)`). They are hints, as every type here: the run-time guard
         checks what a site assumed, so a name rebound from elsewhere only falls back."""
-        counts: Counter[str] = Counter(
-            n.id
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)
-        )
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Global | ast.Nonlocal):
-                counts.update(dict.fromkeys(n.names, 2))
-        for n in ast.walk(tree):
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                counts[n.name] += 2
-            elif isinstance(n, ast.alias):
-                counts[(n.asname or n.name).partition(".")[0]] += 2
-        for stmt in tree.body:
-            target = single_target(stmt)
-            if target is None or counts[target.id] != 1 or stmt.value is None:
-                continue
+        for name, value in single_assignments(tree).items():
             conv: dict[int, Converge] = {}
-            self.converge(stmt.value, typer, conv)
-            typer.env[target.id] = typer.expr(stmt.value, conv)
+            self.converge(value, typer, conv)
+            typer.env[name] = typer.expr(value, conv)
         return dict(typer.env)
 
     def remark(self, function: str, node: ast.AST, message: str) -> None:
@@ -345,13 +328,13 @@ class SiteFinder:
             self.remark(qualname, stmt, f"method '{qualname}' is typed by its calls")
 
     def parameters(self, func: ast.FunctionDef, typer: Typer) -> dict[str, Any]:
-        rebound = parameter_counts(func)
+        bound = binding_counts(func)
         params: dict[str, Any] = {}
         all_args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
         for arg in all_args:
             t = typer.parameter(arg)
             params[arg.arg] = t
-            typer.env[arg.arg] = t if rebound[arg.arg] == 0 else UNKNOWN
+            typer.env[arg.arg] = t if bound[arg.arg] == 1 else UNKNOWN  # never rebound
         for arg in (func.args.vararg, func.args.kwarg):
             if arg is not None:
                 typer.env[arg.arg] = UNKNOWN
@@ -489,10 +472,10 @@ class SiteFinder:
         rebinds (the dispatcher checks each call's classes: they are floats there)."""
         if self.target is None or func is None:
             return frozenset()
-        rebound = parameter_counts(func)
+        bound = binding_counts(func)
         described = self.target.described
         return frozenset(
-            name for name, d in described.items() if d[:1] == ("float",) and not rebound[name]
+            name for name, d in described.items() if d[:1] == ("float",) and bound[name] == 1
         )
 
     def expression(

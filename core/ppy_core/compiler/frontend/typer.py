@@ -4,12 +4,12 @@ plugins' hooks. What no plugin knows is UNKNOWN; typing never fails."""
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_core.compiler.frontend.arithmetic import python_arithmetic
+from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.diagnostics import Location
 from ppy_core.interface.plugin import (
@@ -337,14 +337,8 @@ def _constant(node: ast.expr) -> Any:
 def single_assignments(func: ast.FunctionDef | ast.Module) -> dict[str, ast.expr]:
     """Names assigned exactly once, by a plain `name = value` (or a chained
     `a = b = value`: Python evaluates the value once and binds it to each name) at the
-    top level of a function (or module), and never otherwise bound (loops, augmented
-    assignment, with, del, walrus, a parameter of that name)."""
-    counts: Counter[str] = Counter()
-    for sub in ast.walk(func):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
-            counts[sub.id] += 1
-        elif isinstance(sub, ast.arg):
-            counts[sub.arg] += 1
+    top level of a function (or module), and never otherwise bound (`bound.py`)."""
+    counts = binding_counts(func)
     found: dict[str, ast.expr] = {}
     for stmt in func.body:
         if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
@@ -361,13 +355,4 @@ def single_assignments(func: ast.FunctionDef | ast.Module) -> dict[str, ast.expr
     return found
 
 
-def parameter_counts(func: ast.FunctionDef) -> Counter[str]:
-    """How often each parameter is rebound in the body (0 means never)."""
-    counts: Counter[str] = Counter()
-    for sub in ast.walk(func):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
-            counts[sub.id] += 1
-    return counts
-
-
-__all__ = ["Typer", "single_assignments", "parameter_counts", "BUILTIN_TYPES"]
+__all__ = ["Typer", "single_assignments", "BUILTIN_TYPES"]
