@@ -64,6 +64,14 @@ class FromMade(Made):  # note
 class Mapping(dict):  # a builtin base: not the project's doing
     pass
 
+try:
+    from collections.abc import Sequence
+except ImportError:
+    from collections import Sequence
+
+class Table(Sequence):  # an imported base, with its fallback: not named either
+    pass
+
 class FromDerived(Derived):
     pass
 

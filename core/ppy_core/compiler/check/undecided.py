@@ -25,7 +25,7 @@ import importlib.util
 from collections.abc import Callable, Iterator
 
 from ppy_core.compiler.check.attributes import dynamic
-from ppy_core.compiler.check.bindings import writes_namespace
+from ppy_core.compiler.check.bindings import statement_names, top_statements, writes_namespace
 from ppy_core.compiler.check.finder import Finder, ModuleInfo, resolve_relative
 from ppy_core.compiler.check.imports import Finding, ModuleFile
 from ppy_core.compiler.check.names import BUILTINS
@@ -75,10 +75,11 @@ def _definitions(file: ModuleFile, project: Project) -> Iterator[Finding]:
             root = root.value
         if not isinstance(root, ast.Name):
             return True
-        stmt = project.defs(file.name).get(root.id)
-        if stmt is None:
+        binders = [s for s in top_statements(file.tree.body) if root.id in statement_names(s)]
+        if not binders:
             return root.id not in BUILTINS
-        return not isinstance(stmt, ast.Import | ast.ImportFrom)
+        # (`try: from collections.abc import Mapping` with its fallback: imports both)
+        return not all(isinstance(s, ast.Import | ast.ImportFrom) for s in binders)
 
     for stmt in file.tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
