@@ -252,6 +252,11 @@ def whole(x: np.ndarray, y: np.ndarray, s: float):
         x += y[:] * s - x[:]
 
 
+def dotted(M: np.ndarray, x: np.ndarray, n: int):
+    for j in range(n):
+        x[:j] -= np.dot(M[j, :j], x[:j]) * M[:j, j]
+
+
 def swapped(x: np.ndarray, y: np.ndarray, n: int):
     for i in range(n):
         x[:] += y[:] + (y[:] * 2.0)
@@ -326,6 +331,15 @@ def test_a_whole_vector_updated(cases) -> None:
         _same(mod, plain, "whole", x, np.arange(float(n)) * 3, 0.5)
         _same(mod, plain, "whole", x, y, np.inf)
     _same(mod, plain, "whole", np.ones(3), np.ones(4), 1.0)  # NumPy's broadcast error
+
+
+def test_a_dot_beside_a_view(cases) -> None:
+    mod, plain = cases
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 5, 12):
+        M, x = rng.standard_normal((n, n)), rng.standard_normal(n)
+        _same(mod, plain, "dotted", M, x, n)
+    _same(mod, plain, "dotted", np.full((3, 3), np.nan), np.full(3, np.inf), 3)
 
 
 def test_errors_keep_pythons_order(cases) -> None:

@@ -111,11 +111,13 @@ class VectorStatements:
         return True
 
     def _holds_view(self, node: ast.expr) -> bool:
-        """Whether the expression reads a view or an array whole (not only elements)."""
-        indexed = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Subscript)}
+        """Whether the expression reads a view or an array whole (not only elements),
+        outside calls (`np.dot(u, v) * y[:j]`: the call is a scalar operand)."""
+        nodes = list(_outside_calls(node))
+        indexed = {id(n.value) for n in nodes if isinstance(n, ast.Subscript)}
         return any(
             self.is_view(n)
-            for n in ast.walk(node)
+            for n in nodes
             if isinstance(n, ast.Name | ast.Subscript) and id(n) not in indexed
         )
 
@@ -210,6 +212,14 @@ class VectorStatements:
             tree.arrays.append(self.args[array.name])
             tree.views.append(view)
             tree.bounds.extend(bounds)
+
+
+def _outside_calls(node: ast.expr) -> Any:
+    """The nodes of `node` that are not inside a call (a call is itself yielded)."""
+    yield node
+    if not isinstance(node, ast.Call):
+        for child in ast.iter_child_nodes(node):
+            yield from _outside_calls(child)  # type: ignore[arg-type]
 
 
 __all__ = ["VectorStatements"]
