@@ -186,26 +186,6 @@ def axis_reduction(ctx: CallContext) -> TensorType | None:
     return TensorType(source.element, None, T.LIBRARY)  # type: ignore[union-attr]
 
 
-def same_dtype(ctx: CallContext) -> TensorType | None:
-    """`np.triu(a, k=1)`, `np.tril(a)` of a NumPy array and `np.linalg.cholesky(a)` of
-    a float one: an array of `a`'s dtype (of its shape where that is a matrix or a stack
-    of them; `np.triu` of a vector is a matrix). None for anything else."""
-    if not ctx.args or not isinstance(ctx.args[0], TensorType):
-        return None
-    source = ctx.args[0]
-    if source.library != T.LIBRARY:
-        return None
-    if ctx.callee in T.TRIANGLES:
-        ok = len(ctx.args) <= 2 and set(ctx.kwargs) <= {"k"}
-    else:
-        ok = ctx.callee in T.FACTORS and len(ctx.args) == 1 and not ctx.kwargs
-        ok = ok and source.element.kind in FLOAT_KINDS
-    if not ok:
-        return None
-    shape = source.shape if source.shape is not None and len(source.shape) >= 2 else None
-    return TensorType(source.element, shape, T.LIBRARY)
-
-
 def _argument(ctx: CallContext, position: int, keyword: str) -> tuple[Type, Any] | None:
     """(type, literal value) of the argument given by `keyword` or at `position` (0: by
     keyword only), or None: not given, or given as a literal None (NumPy's default)."""
@@ -250,5 +230,4 @@ __all__ = [
     "elementwise_result",
     "is_float_array",
     "logical_result",
-    "same_dtype",
 ]

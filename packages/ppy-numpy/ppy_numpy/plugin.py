@@ -149,10 +149,9 @@ class NumpyPlugin(Plugin):
         if ctx.callee == "numpy.ndarray.item" and _is_array(ctx.receiver):
             element = ctx.receiver.element  # type: ignore[union-attr]
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
-        # `np.max(x, axis=-1, keepdims=True)`, `np.triu(a, k=1)`: an array of x's dtype
-        kept = dtypes.axis_reduction(ctx) or dtypes.same_dtype(ctx)
-        if kept is not None:
-            return CallAnswer(kept)
+        reduced = dtypes.axis_reduction(ctx)  # `np.max(x, axis=-1, keepdims=True)`
+        if reduced is not None:
+            return CallAnswer(reduced)
         converge = self.tensor_operation(ctx)
         if converge is not None:
             return CallAnswer(converge.result, lowering=_intrinsic(ctx.callee))

@@ -167,10 +167,6 @@ DTYPE_POSITIONS: Final = {
     "numpy.full_like": 2,
     **dict.fromkeys(CONVERSIONS, 1),
 }
-#: calls whose answer is an array of their argument's dtype (NumPy runs them; a leaf of
-#: a site): a matrix's triangles, and the Cholesky factor of a float matrix
-TRIANGLES: Final = ("numpy.triu", "numpy.tril")
-FACTORS: Final = ("numpy.linalg.cholesky",)
 #: calls joining arrays: NumPy runs them and their result is a leaf of a site (a
 #: float64 array for float64 inputs; the guard checks the dtype of each result)
 JOINS: Final = (

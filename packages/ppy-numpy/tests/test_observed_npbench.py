@@ -20,8 +20,6 @@ equal to plain Python's bit for bit.
   int argument too (which the generic sites do not take) the loop ran as Python.
   `+ - *` of floats cannot raise; a division may, so only where Python reads it
   before the tree's operations.
-* `np.triu(a, k=1)`, `np.tril(a)` and `np.linalg.cholesky(a)` (cholesky2) are arrays
-  of a's dtype: the sum of two is a site of the specialization.
 """
 
 from __future__ import annotations
@@ -76,14 +74,6 @@ def build_up_b(b, rho, dt, u, v, dx, dy, steps):
 
 def late_division(u, dt):
     return (u[1:, :] - u[:-1, :]) * (1 / dt) + u[:-1, :]
-
-
-def cholesky2(A):
-    A[:] = np.linalg.cholesky(A) + np.triu(A, k=1)
-
-
-def triangles(A):
-    return np.tril(A) * 2.0 - np.triu(A, 1)
 
 
 def centered(x):
@@ -241,28 +231,3 @@ def test_a_division_read_after_an_operation_stays_python(pair: Pair) -> None:
         assert outcome_difference(got, want) is None
     (line,) = explain(pair.fast.late_division)
     assert line.endswith("generic: nothing more compiles"), line
-
-
-@settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(dtype=_FLOATS, n=st.integers(1, 9), seed=st.integers(0, 2**16), vector=st.booleans())
-def test_triangles_and_cholesky_keep_the_dtype(
-    pair: Pair, dtype: Any, n: int, seed: int, vector: bool
-) -> None:
-    rng = np.random.default_rng(seed)
-    m = rng.standard_normal((n, n))
-    spd = (m @ m.T + n * np.eye(n)).astype(dtype)
-    fast_A, plain_A = spd.copy(), spd.copy()
-    with fast_calls(pair, "cholesky2") as c:
-        got = call(pair.fast.cholesky2, (fast_A,))
-    want = call(pair.plain.cholesky2, (plain_A,))
-    assert outcome_difference(got, want) is None, outcome_difference(got, want)
-    assert fast_A.tobytes() == plain_A.tobytes()
-    assert c["fast"] == (1 if dtype == np.float64 else 0)  # one float32 add: NumPy's
-    arg = spd[0].copy() if vector else spd  # np.triu of a vector is a matrix
-    with fast_calls(pair, "triangles") as c:
-        got = call(pair.fast.triangles, (arg,))
-    want = call(pair.plain.triangles, (arg,))
-    assert outcome_difference(got, want) is None, outcome_difference(got, want)
-    assert c["fast"] == 1
