@@ -11,6 +11,7 @@ import ast
 import textwrap
 
 from ppy_core.compiler.frontend.bound import binding_counts
+from ppy_core.compiler.frontend.rebinding import bindings
 from ppy_core.compiler.frontend.typer import single_assignments
 
 
@@ -91,3 +92,26 @@ def test_a_module_name_bound_twice_is_not_bound_once() -> None:
     # `n` is f's parameter too (f's own local, no binding of the module's name);
     # `w` is also a function of the module
     assert sorted(single_assignments(tree)) == ["a", "n"]
+
+
+def test_rebinding_reads_the_same_count() -> None:
+    func = _func(
+        """
+        def f(u, v):
+            w = v
+            for _ in range(3):
+                u = u * 0.5 + v
+                w += v
+            x = v
+            def g():
+                nonlocal x
+                x = 1.0
+            try:
+                y = v
+            except ValueError as y:
+                pass
+            return u
+        """
+    )
+    # every binding of u and w is plain; x is rebound by a closure, y by `except`
+    assert sorted(bindings(func)) == ["u", "w"]

@@ -5,7 +5,8 @@ a type when every binding gives them the same one.
 parameter rebound anywhere, or a local bound in a loop or bound twice, stays Unknown.
 Here a name whose every binding is `name = value`, `name: T = value` or
 `name OP= value` (anywhere in the body, loops and branches included, not in nested
-scopes; no for-target, with, del, walrus, import, global or nonlocal) gets the type
+scopes; no for-target, with, del, walrus, import, global or nonlocal, and no nested
+scope binding it too: `bound.py` counts them all) gets the type
 `T` when typing each bound value under `name: T` gives `T` again: a fixed point, so
 `u = u * 0.5 + v` keeps `u: ndarray`. `T` is the parameter's annotation, else the
 first binding's type. `name OP= value` is typed as the in-place operator the plugins
@@ -23,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
+from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.ir.types import UNKNOWN, Type
 
 
@@ -36,36 +38,18 @@ class Binding(NamedTuple):
 
 #: the type of a binding's value, under the typer's environment at the time
 Typing = Callable[[Binding], Type]
-#: statements and patterns that bind the name they carry as a string
-_NAMED = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.ExceptHandler,
-    ast.MatchAs,
-    ast.MatchStar,
-)
 
 
 def bindings(func: ast.FunctionDef) -> dict[str, list[Binding]]:
     """Per name whose every binding is plain (see the module docstring), its bindings
-    in source order."""
-    stores: Counter[str] = Counter()
-    declared: set[str] = set()
+    in source order: every binding `bound.binding_counts` counts, but the parameter's
+    own, is one of them."""
+    counts = binding_counts(func)
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     found: dict[str, list[Binding]] = {}
     plain: Counter[str] = Counter()
     for node in _own(func.body):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            stores[node.id] += 1
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            declared.update(node.names)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            declared.update((a.asname or a.name).partition(".")[0] for a in node.names)
-        elif isinstance(node, _NAMED):
-            if node.name:  # a def, class, `except E as name`, a match capture
-                declared.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            declared.add(node.rest)
         bound = _binding(node)
         if bound is not None:
             name, binding = bound
@@ -74,7 +58,7 @@ def bindings(func: ast.FunctionDef) -> dict[str, list[Binding]]:
     return {
         name: values
         for name, values in found.items()
-        if name not in declared and plain[name] == stores[name]
+        if counts[name] - (name in params) == plain[name]
     }
 
 
