@@ -66,20 +66,26 @@ def undecided_findings(
 
 
 def _definitions(file: ModuleFile, project: Project) -> Iterator[Finding]:
-    def named(expr: ast.expr) -> bool:
+    def named(expr: ast.expr, depth: int = 0) -> bool:
         """Whether `expr` is the project's own doing: not a builtin, nor something
-        imported (a library's class or decorator is not modelled, by design; an
-        import of what is not installed has its own note)."""
-        root = expr.func if isinstance(expr, ast.Call) else expr
-        while isinstance(root, ast.Attribute | ast.Subscript):
-            root = root.value
+        imported or made by what is imported (`app = FastAPI()`, then `@app.get`):
+        a library's class or decorator is not modelled, by design (an import of what
+        is not installed has its own note)."""
+        root = expr
+        while isinstance(root, ast.Attribute | ast.Subscript | ast.Call):
+            root = root.func if isinstance(root, ast.Call) else root.value
         if not isinstance(root, ast.Name):
             return True
         binders = [s for s in top_statements(file.tree.body) if root.id in statement_names(s)]
-        if not binders:
-            return root.id not in BUILTINS
-        # (`try: from collections.abc import Mapping` with its fallback: imports both)
-        return not all(isinstance(s, ast.Import | ast.ImportFrom) for s in binders)
+        if not binders:  # (a builtin base is Python's; a class `type(...)` makes, ours)
+            return depth > 0 or root.id not in BUILTINS
+        for stmt in binders:  # (an ImportError fallback imports twice: both count)
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                continue
+            made = isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+            if not made or depth > 2 or named(stmt.value, depth + 1):  # type: ignore[union-attr]
+                return True
+        return False
 
     for stmt in file.tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
