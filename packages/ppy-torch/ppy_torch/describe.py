@@ -13,7 +13,8 @@ backward hook or pre-hook is set on it or globally; `params` and `buffers` are `
 device, shape, requires_grad, plain)` (`plain`: exactly `Tensor`/`Parameter`, no
 subclass with its own `__torch_function__`) or `(name,)` for None; `children` are
 `(name, TREE)`; `scalars` the int/float/bool/str (and int tuple) attributes in the
-instance's `__dict__`, with their values: a region built for them holds them as
+instance's `__dict__`, with their values, and its dataclass instances (a config) as
+`(name, "object", (class, their scalar fields))`: a region built for them holds them as
 constants, and the description guards them. Parameters themselves are never part of
 it: a region reads them at every call (`runtime.py`), so `load_state_dict`, optimizer
 steps and `.to()` keep working. Tensors are left to the region's own C++ guard.
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from dataclasses import is_dataclass
 from typing import Any
 
 KIND = "torch.nn.Module"
@@ -193,9 +195,13 @@ def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:
     scalars = tuple(
         (key, type(value).__name__, value)
         for key, value in own.items()
-        if (type(value) in _SCALAR_TYPES or (type(value) is tuple and _ints(value)))
-        and key[0] != "_"
-        and key != "training"
+        if _scalar(value) and key[0] != "_" and key != "training"
+    )
+    # a dataclass instance (nanoGPT's `self.config`): its class and scalar fields
+    objects = tuple(
+        (key, "object", (_class_name(type(value)), _fields(value)))
+        for key, value in own.items()
+        if key[0] != "_" and is_dataclass(value) and not isinstance(value, type)
     )
     return (
         name,
@@ -204,8 +210,24 @@ def _tree(module: Any, hooked_globally: bool) -> tuple[Any, ...]:
         _tensors(own["_parameters"]) if own["_parameters"] else (),
         _tensors(own["_buffers"]) if own["_buffers"] else (),
         children,
-        scalars,
+        scalars + objects,
     )
+
+
+def _scalar(value: Any) -> bool:
+    return type(value) in _SCALAR_TYPES or (type(value) is tuple and _ints(value))
+
+
+def _class_name(cls: type) -> str:
+    name = _CLASSES.get(cls)
+    if name is None:
+        name = _CLASSES[cls] = f"{cls.__module__}.{cls.__qualname__}"
+    return name
+
+
+def _fields(value: Any) -> tuple[tuple[str, str, Any], ...]:
+    own = getattr(value, "__dict__", None) or {}
+    return tuple((k, type(v).__name__, v) for k, v in own.items() if _scalar(v) and k[0] != "_")
 
 
 def _ints(value: tuple[Any, ...]) -> bool:

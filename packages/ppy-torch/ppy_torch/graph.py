@@ -25,6 +25,7 @@ INT: Final = "int"
 FLOAT: Final = "float"
 BOOL: Final = "bool"
 VALUE_KINDS: Final = (TENSOR, INT, FLOAT, BOOL)
+NONE: Final = "none"  # a method's `return logits, None`: None in its result tuple
 TENSORS: Final = "tensors"  # a list of tensors an op returns (`split`), unpacked at once
 #: a parameter's dtype as described (`str(t.dtype)`) -> its `c10::ScalarType`
 SCALAR_TYPES: Final = {
@@ -147,7 +148,51 @@ class RankCheck:
         return f"check.rank({self.value.text()}, {self.rank})"
 
 
-Node = AtenCall | IntOp | Unpack | RankCheck
+@dataclass(frozen=True, slots=True)
+class IntCheck:
+    """`check.int(%t <= 64)`: an `assert` of sizes; false raises (Python then raises
+    its own AssertionError, with its message)."""
+
+    op: str  # a C++ comparison: "<", "<=", ">", ">=", "==", "!="
+    lhs: Value | Const
+    rhs: Value | Const
+
+    def text(self) -> str:
+        return f"check.int({self.lhs.text()} {self.op} {self.rhs.text()})"
+
+
+@dataclass(frozen=True, slots=True)
+class Arange:
+    """`%r = aten.arange.start(start, end, dtype=long)` on the device of `like` (or
+    the CPU): `torch.arange(0, t, dtype=torch.long, device=idx.device)`."""
+
+    start: Value | Const
+    end: Value | Const
+    like: Value | None
+    result: Value
+
+    def text(self) -> str:
+        where = f", device={self.like.text()}.device" if self.like is not None else ""
+        bounds = f"{self.start.text()}, {self.end.text()}"
+        return f"{self.result.text()} = aten.arange.start({bounds}, dtype=long{where})"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexList:
+    """`%r = aten.index.Tensor(%x, [None, ..., tensor(items)])`: `x[:, [-1], :]`, the
+    list at dimension `dim` after full slices, as torch's indexing calls it."""
+
+    value: Value
+    dim: int
+    items: tuple[int, ...]
+    result: Value
+
+    def text(self) -> str:
+        where = f"{self.value.text()}, dim={self.dim}, {list(self.items)}"
+        return f"{self.result.text()} = aten.index.Tensor({where})"
+
+
+Node = AtenCall | IntOp | Unpack | RankCheck | IntCheck | Arange | IndexList
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +244,10 @@ __all__ = [
     "IntOp",
     "Node",
     "RankCheck",
+    "IntCheck",
+    "Arange",
+    "IndexList",
+    "NONE",
     "TENSORS",
     "Unpack",
     "RegionGraph",

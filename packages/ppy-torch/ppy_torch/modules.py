@@ -26,11 +26,16 @@ from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec
 from ppy_torch import ops
 from ppy_torch.describe import KIND
 from ppy_torch.graph import (
+    INT,
+    NONE,
     SCALAR_TYPES,
     TENSOR,
     TENSORS,
+    Arange,
     Arg,
     Const,
+    IndexList,
+    IntCheck,
     RankCheck,
     RegionGraph,
     Unpack,
@@ -64,6 +69,8 @@ Fact = tuple[Any, ...]
 #   ("children", path, keys)                    its submodules, in order (a loop unrolled)
 #   ("scalar", path, name, value)               `__dict__[name]`: exactly this value
 #   ("noscalar", path, name)                    `__dict__[name]` absent or no scalar
+#   ("objscalar", path, name, class, attr, value)  a dataclass attribute's field
+#   ("nonearg", (), index)                      the method's argument `index` is None
 #   ("tensor", path, table, name, dtype, device, shape, requires_grad)
 #   ("none", path, table, name)                 `_parameters[name]` (or buffer) is None
 #   ("absent", path, name)                      neither a parameter nor a buffer
@@ -116,11 +123,23 @@ class ModRef:
         self.log.append(("absent", self.path, name))
         return None
 
+    def object_scalar(self, name: str, attr: str) -> tuple[Any] | None:
+        """`(value,)` of a scalar field of a dataclass attribute (`self.config.n`)."""
+        for key, kind, value in self.tree[6]:
+            if key == name and kind == "object":
+                cls, fields = value
+                for field_name, _kind, field_value in fields:
+                    if field_name == attr:
+                        found = tuple(field_value) if isinstance(field_value, list) else field_value
+                        self.log.append(("objscalar", self.path, name, str(cls), attr, found))
+                        return (found,)
+        return None
+
     def scalar(self, name: str) -> tuple[bool, Any]:
         if name == "training":
             return True, bool(self.tree[1])  # guarded by its "module" fact
-        for key, _kind, value in self.tree[6]:
-            if key == name:
+        for key, kind, value in self.tree[6]:
+            if key == name and kind != "object":
                 value = tuple(value) if isinstance(value, list) else value
                 self.log.append(("scalar", self.path, name, value))
                 return True, value
@@ -144,8 +163,16 @@ def module_description(described: Any) -> tuple[Any, ...] | None:
 class _MethodStager(_Stager):
     """Stages a method whose `self` is a described module; submodule calls inline."""
 
-    def __init__(self, src: StageInput, tree: tuple[Any, ...], classes: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        src: StageInput,
+        tree: tuple[Any, ...],
+        classes: dict[str, Any],
+        described: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(src)
+        self.described = described or {}
+        self.devices: dict[str, Value] = {}  # `device = idx.device`: the tensor it is of
         self.root = ModRef(tree, ())
         self.classes = classes  # "module.Class" -> its ClassDef, from the same source
         self.mods: dict[str, ModRef] = {}
@@ -169,11 +196,24 @@ class _MethodStager(_Stager):
 
     def params(self) -> tuple[Value, ...]:
         args = self.src.node.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise _refuse(self.src.node, "a region takes plain positional parameters")
         first, *rest = args.args
         self.mods[first.arg] = self.root
-        for index, arg in enumerate(rest, start=1):
+        required = len(rest) - len(args.defaults)
+        for arg, default in zip(rest[required:], args.defaults, strict=True):
+            # `targets=None`, called without it: None in this specialization (a call that
+            # passes it has other arguments than the region takes: Python answers)
+            if not (
+                isinstance(default, ast.Constant)
+                and default.value is None
+                and tuple(self.described.get(arg.arg, ())) == ("None",)
+            ):
+                raise _refuse(arg, f"parameter `{arg.arg}`: only a None default left out")
+            self.env[arg.arg] = Const(None)  # type: ignore[assignment]
+            # the specialized function passes it on: the region checks it is None
+            self.root.log.append(("nonearg", (), rest.index(arg) + 1))
+        for index, arg in enumerate(rest[:required], start=1):
             kind = (
                 TENSOR
                 if arg.annotation is None
@@ -200,6 +240,12 @@ class _MethodStager(_Stager):
         return super().expr_Name(node)
 
     def expr_Attribute(self, node: ast.Attribute) -> Arg:
+        if isinstance(node.value, ast.Attribute):  # `self.config.block_size`
+            owner = self.module_of(node.value.value)
+            if owner is not None and owner.child(node.value.attr) is None:
+                found = owner.object_scalar(node.value.attr, node.attr)
+                if found is not None:
+                    return Const(found[0])
         if node.attr == "shape" and isinstance(node.value, ast.Attribute):
             owner = self.module_of(node.value.value)
             found = owner.tensor(node.value.attr) if owner is not None else None
@@ -233,6 +279,8 @@ class _MethodStager(_Stager):
         return self.binop(node, lhs, rhs)
 
     def expr_Call(self, node: ast.Call) -> Arg:
+        if self.src.resolve(node.func) == "torch.arange":
+            return self.arange(node)
         module = self.module_of(node.func)
         if module is not None:
             return self.call_module(module, node)
@@ -373,6 +421,79 @@ class _MethodStager(_Stager):
                 return
         super().assign(target, value, node)
 
+    def expr_Compare(self, node: ast.Compare) -> Arg:
+        """A comparison of constants (`targets is not None`), folded as Python does."""
+        if len(node.ops) != 1:
+            raise _refuse(node, "a chained comparison stays Python")
+        lhs, rhs = self.expr(node.left), self.expr(node.comparators[0])
+        if not (isinstance(lhs, Const) and isinstance(rhs, Const)):
+            raise _refuse(node, f"`{ast.unparse(node)}` is no constant")
+        fold = _COMPARE.get(type(node.ops[0]))
+        if fold is None:
+            raise _refuse(node, f"`{ast.unparse(node)}`: the comparison stays Python")
+        return Const(bool(fold(lhs.value, rhs.value)))
+
+    def expr_Subscript(self, node: ast.Subscript) -> Arg:
+        """`x[:, [-1], :]`: full slices around one list of ints, torch's `aten.index`."""
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        lists = [i for i, e in enumerate(parts) if isinstance(e, ast.List)]
+        full = all(
+            isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
+            for i, e in enumerate(parts)
+            if i not in lists
+        )
+        if len(lists) != 1 or not full:
+            return super().expr_Subscript(node)
+        items = parts[lists[0]].elts  # type: ignore[attr-defined]
+        values = [self.expr(e) for e in items]
+        if not values or not all(isinstance(v, Const) and type(v.value) is int for v in values):
+            raise _refuse(node, f"`{ast.unparse(node)}`: a list index of int constants only")
+        x = self.expr(node.value)
+        if not (isinstance(x, Value) and x.kind == TENSOR):
+            raise _refuse(node, f"`{ast.unparse(node)}` does not index a tensor")
+        result = self.fresh(TENSOR)
+        ints = tuple(int(v.value) for v in values)  # type: ignore[union-attr, arg-type]
+        self.nodes.append(IndexList(x, lists[0], ints, result))
+        return result
+
+    def arange(self, node: ast.Call) -> Arg:
+        """`torch.arange([start,] end, dtype=torch.long, device=idx.device)`."""
+        bounds = [self.expr(a) for a in node.args]
+        if len(bounds) == 1:
+            bounds.insert(0, Const(0))
+        like: Value | None = None
+        long = False
+        for kw in node.keywords:
+            if kw.arg == "dtype":
+                long = self.src.resolve(kw.value) in ("torch.long", "torch.int64")
+            elif kw.arg == "device" and isinstance(kw.value, ast.Name):
+                like = self.devices.get(kw.value.id)
+                if like is None:
+                    raise _refuse(node, "arange: a device other than a tensor's")
+            else:
+                raise _refuse(node, f"arange: `{kw.arg}` stays Python")
+        if len(bounds) != 2 or not long or not all(_int_arg(b) for b in bounds):
+            raise _refuse(node, "arange: int bounds and dtype=torch.long only")
+        result = self.fresh(TENSOR)
+        self.nodes.append(Arange(bounds[0], bounds[1], like, result))  # type: ignore[arg-type]
+        return result
+
+    def check(self, stmt: ast.Assert) -> None:
+        """`assert t <= self.config.block_size, ...`: checked in C++; a failure runs
+        Python, which raises its AssertionError and message."""
+        test = stmt.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            raise _refuse(stmt, "an assert other than one comparison stays Python")
+        op = _CXX_COMPARE.get(type(test.ops[0]))
+        lhs, rhs = self.expr(test.left), self.expr(test.comparators[0])
+        if op is None or not (_int_arg(lhs) and _int_arg(rhs)):
+            raise _refuse(stmt, "an assert compares sizes and ints only")
+        if isinstance(lhs, Const) and isinstance(rhs, Const):
+            if not _COMPARE[type(test.ops[0])](lhs.value, rhs.value):
+                raise _refuse(stmt, "the assert always fails")
+            return
+        self.nodes.append(IntCheck(op, lhs, rhs))  # type: ignore[arg-type]
+
     def expr_IfExp(self, node: ast.IfExp) -> Arg:
         """`self.dropout if self.training else 0`: a test of constants picks its side."""
         return self.expr(node.body if self.constant_test(node.test) else node.orelse)
@@ -412,6 +533,22 @@ class _MethodStager(_Stager):
         return True
 
     def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assert):
+            self.check(stmt)
+            return
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Attribute)
+            and stmt.value.attr == "device"
+        ):
+            x = self.expr(stmt.value.value)
+            if not (isinstance(x, Value) and x.kind == TENSOR):
+                raise _refuse(stmt, f"`{ast.unparse(stmt.value)}` is not a tensor's device")
+            self.devices[stmt.targets[0].id] = x
+            self.env.pop(stmt.targets[0].id, None)
+            return
         if isinstance(stmt, ast.If):
             for inner in stmt.body if self.constant_test(stmt.test) else stmt.orelse:
                 self.statement(inner)
@@ -451,8 +588,12 @@ class _MethodStager(_Stager):
         is_tuple = isinstance(ret, ast.Tuple)
         exprs = ret.elts if isinstance(ret, ast.Tuple) else [ret]
         results = [self.expr(e) for e in exprs]
-        if not all(isinstance(v, Value) and v.kind == TENSOR for v in results):
+        if is_tuple:  # `return logits, loss` with loss None
+            results = [_NONE if _is_none(v) else v for v in results]
+        if not all(isinstance(v, Value) and v.kind in (TENSOR, NONE) for v in results):
             raise _refuse(ret, "a region returns tensors only")
+        if all(v is _NONE for v in results):
+            raise _refuse(ret, "a region returns a tensor")
         if not self.nodes:
             raise _refuse(fn, "nothing for a region to compute")
         guards = tuple(dict.fromkeys(self.root.log))
@@ -461,6 +602,8 @@ class _MethodStager(_Stager):
                 raise _refuse(fn, f"a parameter of dtype {fact[4]} on {fact[5]} stays Python")
             if fact[0] == "scalar" and not _guardable(fact[3]):
                 raise _refuse(fn, f"attribute `{fact[2]}` = {fact[3]!r} stays Python")
+            if fact[0] == "objscalar" and not _guardable(fact[5]):
+                raise _refuse(fn, f"`{fact[2]}.{fact[4]}` = {fact[5]!r} stays Python")
         return RegionGraph(
             fn.name,
             tuple(self.values),
@@ -472,6 +615,37 @@ class _MethodStager(_Stager):
             tuple(self.sources),
             guards,
         )
+
+
+_NONE = Value("none", NONE)
+_COMPARE = {
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+_CXX_COMPARE = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+}
+
+
+def _is_none(arg: Arg) -> bool:
+    return isinstance(arg, Const) and arg.value is None
+
+
+def _int_arg(arg: Arg) -> bool:
+    return (isinstance(arg, Const) and type(arg.value) is int) or (
+        isinstance(arg, Value) and arg.kind == INT
+    )
 
 
 def _guardable(value: Any) -> bool:
@@ -530,7 +704,7 @@ def method_spec(ctx: FunctionContext) -> LoweringSpec | None:
         return None
     src = StageInput(ctx.node, ctx.resolve, ctx.decorators, ctx.module.path)
     try:
-        graph = _MethodStager(src, tree, _classes(ctx)).run()
+        graph = _MethodStager(src, tree, _classes(ctx), dict(ctx.described)).run()
     except StageRefusal as refusal:
         return FallbackSpec(f"not an ATen region: {refusal}")
     return GraphRegionSpec(backend="aten", graph=graph, effects=graph.effects)

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.needs_cc
 
 SOURCE = """\
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -104,6 +105,47 @@ class Attn(nn.Module):
             y = att @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
+
+
+@dataclass
+class Config:
+    block_size: int = 8
+    n_embd: int = 8
+
+
+class Tiny(nn.Module):
+    \"\"\"nanoGPT's GPT.forward as it is written.\"\"\"
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(11, config.n_embd),
+            wpe=nn.Embedding(config.block_size, config.n_embd),
+            drop=nn.Dropout(0.0),
+            h=nn.ModuleList([AttnBlock(config.n_embd, 2) for _ in range(2)]),
+            ln_f=nn.LayerNorm(config.n_embd),
+        ))
+        self.lm_head = nn.Linear(config.n_embd, 11, bias=False)
+
+    def forward(self, idx, targets=None):
+        device = idx.device
+        b, t = idx.size()
+        assert t <= self.config.block_size, f"Cannot forward sequence of length {t}"
+        pos = torch.arange(0, t, dtype=torch.long, device=device)
+        tok_emb = self.transformer.wte(idx)
+        pos_emb = self.transformer.wpe(pos)
+        x = self.transformer.drop(tok_emb + pos_emb)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        if targets is not None:
+            logits = self.lm_head(x)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        else:
+            logits = self.lm_head(x[:, [-1], :])
+            loss = None
+        return logits, loss
 
 
 class AttnBlock(nn.Module):
@@ -574,3 +616,70 @@ def test_a_module_without_region_is_described_every_recheck(mods: tuple[Any, Any
     finally:
         describe._tree = tree  # type: ignore[assignment]
     assert 1 <= _fast_calls(type(a)) < describe.RECHECK
+
+
+# -- nanoGPT's GPT.forward: a None default, the device, an assert on a config, arange,
+# `if targets is not None`, `x[:, [-1], :]`, `return logits, None`
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    batch=st.integers(1, 3),
+    tokens=st.integers(1, 8),
+    train=st.booleans(),
+    grad=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_gpt_forward_is_one_region_bits_equal(
+    mods: tuple[Any, Any], batch: int, tokens: int, train: bool, grad: bool, seed: int
+) -> None:
+    fast, plain = mods
+    a, b = _pair(mods, "Tiny", fast.Config())
+    b.config = plain.Config()
+    a.train(train)
+    b.train(train)
+    idx = torch.randint(0, VOCAB, (batch, tokens), generator=torch.Generator().manual_seed(seed))
+    ppy.reset_stats()
+    with torch.set_grad_enabled(grad):
+        (got, got_loss), (want, want_loss) = a(idx), b(idx)
+    assert got_loss is None
+    assert want_loss is None
+    assert got.shape == (batch, 1, VOCAB)
+    assert torch.equal(_bits(got), _bits(want))
+    assert _fast_calls(type(a)) == 1
+    if grad:
+        got.square().sum().backward()
+        want.square().sum().backward()
+        for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+            assert p.grad is not None, name
+            assert q.grad is not None, name
+            assert torch.equal(_bits(p.grad), _bits(q.grad)), name
+
+
+def test_gpt_forward_guards(mods: tuple[Any, Any]) -> None:
+    """Too long a sequence: the C++ check of the assert runs Python, which raises its
+    AssertionError; targets given: Python; the config's block size changed: the guard
+    misses."""
+    fast, plain = mods
+    a, b = _pair(mods, "Tiny", fast.Config())
+    b.config = plain.Config()
+    a.eval()
+    b.eval()
+    idx = torch.randint(0, VOCAB, (2, 5))
+    with torch.no_grad():
+        assert torch.equal(_bits(a(idx)[0]), _bits(b(idx)[0]))
+        ppy.reset_stats()
+        with pytest.raises(AssertionError, match="length 9"):
+            b(torch.randint(0, VOCAB, (2, 9)))
+        with pytest.raises(AssertionError, match="length 9"):
+            a(torch.randint(0, VOCAB, (2, 9)))
+        assert _fast_calls(type(a)) == 0
+        targets = torch.randint(0, VOCAB, (2, 5))
+        got, want = a(idx, targets), b(idx, targets)
+        assert torch.equal(_bits(got[1]), _bits(want[1]))
+        a(idx)
+        a.config.block_size = b.config.block_size = 4
+        ppy.reset_stats()
+        with pytest.raises(AssertionError):
+            a(idx)
+        assert _misses(type(a)) == 1

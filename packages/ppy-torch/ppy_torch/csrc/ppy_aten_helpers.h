@@ -338,7 +338,7 @@ PyObject* wrap(std::tuple<Ts...>&& t) {
   bool ok = true;
   std::apply([&](auto&&... item) {
     ((ok = ok && [&] {
-        PyObject* v = THPVariable_Wrap(std::move(item));
+        PyObject* v = wrap(std::move(item));
         if (v == nullptr) return false;
         PyTuple_SET_ITEM(out, i++, v);
         return true;
