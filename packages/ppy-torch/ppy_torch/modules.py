@@ -18,30 +18,23 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, field
 from typing import Any
 
 from ppy_core.interface.plugin import FunctionContext
 from ppy_core.interface.specs import FallbackSpec, GraphRegionSpec, LoweringSpec
 from ppy_torch import ops
-from ppy_torch.describe import KIND
+from ppy_torch.forward_steps import ForwardSteps
 from ppy_torch.graph import (
-    INT,
     NONE,
     SCALAR_TYPES,
     TENSOR,
-    TENSORS,
-    Arange,
     Arg,
     Const,
-    IndexList,
-    IntCheck,
-    RankCheck,
     RegionGraph,
-    Unpack,
     Value,
     device_parts,
 )
+from ppy_torch.modtree import ModRef, module_description
 from ppy_torch.stage import StageInput, StageRefusal, _refuse, _Stager
 
 _NN = "torch.nn.modules."
@@ -62,105 +55,7 @@ _ACTIVATIONS = {
 _MAX_DEPTH = 32
 
 
-#: what a region was built from, one fact a tuple, each checked by its C++ guard at every
-#: call (`codegen.py`); `path` leads from `self` through the dicts ("_modules", name, ...)
-Fact = tuple[Any, ...]
-#   ("module", path, class, training, hooked)   its exact class, flag and hook tables
-#   ("children", path, keys)                    its submodules, in order (a loop unrolled)
-#   ("scalar", path, name, value)               `__dict__[name]`: exactly this value
-#   ("noscalar", path, name)                    `__dict__[name]` absent or no scalar
-#   ("objscalar", path, name, class, attr, value)  a dataclass attribute's field
-#   ("nonearg", (), index)                      the method's argument `index` is None
-#   ("tensor", path, table, name, dtype, device, shape, requires_grad)
-#   ("none", path, table, name)                 `_parameters[name]` (or buffer) is None
-#   ("absent", path, name)                      neither a parameter nor a buffer
-
-
-@dataclass(frozen=True, slots=True)
-class ModRef:
-    """A module of the described tree and its path from `self` through the dicts.
-    Whatever the stager asks of it is logged as a fact its region guards."""
-
-    tree: tuple[Any, ...]  # (class, training, hooked, params, buffers, children, scalars)
-    path: tuple[str, ...]
-    log: list[Fact] = field(default_factory=list, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.log.append(
-            ("module", self.path, str(self.tree[0]), bool(self.tree[1]), bool(self.tree[2]))
-        )
-
-    @property
-    def cls(self) -> str:
-        return str(self.tree[0])
-
-    def _sub(self, key: str, sub: Any) -> ModRef:
-        return ModRef(tuple(sub), (*self.path, "_modules", key), self.log)
-
-    def child(self, name: str) -> ModRef | None:
-        for key, sub in self.tree[5]:
-            if key == name:
-                return None if sub is None else self._sub(key, sub)
-        return None
-
-    def children(self) -> list[ModRef]:
-        self.log.append(("children", self.path, tuple(str(key) for key, _ in self.tree[5])))
-        return [self._sub(key, sub) for key, sub in self.tree[5] if sub is not None]
-
-    def tensor(self, name: str) -> tuple[str, tuple[Any, ...]] | None:
-        """("_parameters" or "_buffers", its description) of a tensor attribute."""
-        for table, index in (("_parameters", 3), ("_buffers", 4)):
-            for entry in self.tree[index]:
-                if entry[0] == name:
-                    if len(entry) == 1:
-                        self.log.append(("none", self.path, table, name))
-                    else:
-                        dtype, device, shape, grad = entry[1], entry[2], entry[3], entry[4]
-                        self.log.append(
-                            ("tensor", self.path, table, name, dtype, device, tuple(shape), grad)
-                        )
-                    return table, tuple(entry)
-        self.log.append(("absent", self.path, name))
-        return None
-
-    def object_scalar(self, name: str, attr: str) -> tuple[Any] | None:
-        """`(value,)` of a scalar field of a dataclass attribute (`self.config.n`)."""
-        for key, kind, value in self.tree[6]:
-            if key == name and kind == "object":
-                cls, fields = value
-                for field_name, _kind, field_value in fields:
-                    if field_name == attr:
-                        found = tuple(field_value) if isinstance(field_value, list) else field_value
-                        self.log.append(("objscalar", self.path, name, str(cls), attr, found))
-                        return (found,)
-        return None
-
-    def scalar(self, name: str) -> tuple[bool, Any]:
-        if name == "training":
-            return True, bool(self.tree[1])  # guarded by its "module" fact
-        for key, kind, value in self.tree[6]:
-            if key == name and kind != "object":
-                value = tuple(value) if isinstance(value, list) else value
-                self.log.append(("scalar", self.path, name, value))
-                return True, value
-        if not name.startswith("_"):  # never described as a scalar: nothing to guard
-            self.log.append(("noscalar", self.path, name))
-        return False, None
-
-
-def module_description(described: Any) -> tuple[Any, ...] | None:
-    """The tree of a `describe_module` description, else None."""
-    if (
-        isinstance(described, tuple | list)
-        and len(described) == 4
-        and described[0] == "instance"
-        and described[2] == KIND
-    ):
-        return tuple(described[3])
-    return None
-
-
-class _MethodStager(_Stager):
+class _MethodStager(ForwardSteps, _Stager):
     """Stages a method whose `self` is a described module; submodule calls inline."""
 
     def __init__(
@@ -421,117 +316,6 @@ class _MethodStager(_Stager):
                 return
         super().assign(target, value, node)
 
-    def expr_Compare(self, node: ast.Compare) -> Arg:
-        """A comparison of constants (`targets is not None`), folded as Python does."""
-        if len(node.ops) != 1:
-            raise _refuse(node, "a chained comparison stays Python")
-        lhs, rhs = self.expr(node.left), self.expr(node.comparators[0])
-        if not (isinstance(lhs, Const) and isinstance(rhs, Const)):
-            raise _refuse(node, f"`{ast.unparse(node)}` is no constant")
-        fold = _COMPARE.get(type(node.ops[0]))
-        if fold is None:
-            raise _refuse(node, f"`{ast.unparse(node)}`: the comparison stays Python")
-        return Const(bool(fold(lhs.value, rhs.value)))
-
-    def expr_Subscript(self, node: ast.Subscript) -> Arg:
-        """`x[:, [-1], :]`: full slices around one list of ints, torch's `aten.index`."""
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        lists = [i for i, e in enumerate(parts) if isinstance(e, ast.List)]
-        full = all(
-            isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
-            for i, e in enumerate(parts)
-            if i not in lists
-        )
-        if len(lists) != 1 or not full:
-            return super().expr_Subscript(node)
-        items = parts[lists[0]].elts  # type: ignore[attr-defined]
-        values = [self.expr(e) for e in items]
-        if not values or not all(isinstance(v, Const) and type(v.value) is int for v in values):
-            raise _refuse(node, f"`{ast.unparse(node)}`: a list index of int constants only")
-        x = self.expr(node.value)
-        if not (isinstance(x, Value) and x.kind == TENSOR):
-            raise _refuse(node, f"`{ast.unparse(node)}` does not index a tensor")
-        result = self.fresh(TENSOR)
-        ints = tuple(int(v.value) for v in values)  # type: ignore[union-attr, arg-type]
-        self.nodes.append(IndexList(x, lists[0], ints, result))
-        return result
-
-    def arange(self, node: ast.Call) -> Arg:
-        """`torch.arange([start,] end, dtype=torch.long, device=idx.device)`."""
-        bounds = [self.expr(a) for a in node.args]
-        if len(bounds) == 1:
-            bounds.insert(0, Const(0))
-        like: Value | None = None
-        long = False
-        for kw in node.keywords:
-            if kw.arg == "dtype":
-                long = self.src.resolve(kw.value) in ("torch.long", "torch.int64")
-            elif kw.arg == "device" and isinstance(kw.value, ast.Name):
-                like = self.devices.get(kw.value.id)
-                if like is None:
-                    raise _refuse(node, "arange: a device other than a tensor's")
-            else:
-                raise _refuse(node, f"arange: `{kw.arg}` stays Python")
-        if len(bounds) != 2 or not long or not all(_int_arg(b) for b in bounds):
-            raise _refuse(node, "arange: int bounds and dtype=torch.long only")
-        result = self.fresh(TENSOR)
-        self.nodes.append(Arange(bounds[0], bounds[1], like, result))  # type: ignore[arg-type]
-        return result
-
-    def check(self, stmt: ast.Assert) -> None:
-        """`assert t <= self.config.block_size, ...`: checked in C++; a failure runs
-        Python, which raises its AssertionError and message."""
-        test = stmt.test
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-            raise _refuse(stmt, "an assert other than one comparison stays Python")
-        op = _CXX_COMPARE.get(type(test.ops[0]))
-        lhs, rhs = self.expr(test.left), self.expr(test.comparators[0])
-        if op is None or not (_int_arg(lhs) and _int_arg(rhs)):
-            raise _refuse(stmt, "an assert compares sizes and ints only")
-        if isinstance(lhs, Const) and isinstance(rhs, Const):
-            if not _COMPARE[type(test.ops[0])](lhs.value, rhs.value):
-                raise _refuse(stmt, "the assert always fails")
-            return
-        self.nodes.append(IntCheck(op, lhs, rhs))  # type: ignore[arg-type]
-
-    def expr_IfExp(self, node: ast.IfExp) -> Arg:
-        """`self.dropout if self.training else 0`: a test of constants picks its side."""
-        return self.expr(node.body if self.constant_test(node.test) else node.orelse)
-
-    def constant_test(self, test: ast.expr) -> bool:
-        value = self.expr(test)
-        if not isinstance(value, Const):
-            raise _refuse(test, f"`{ast.unparse(test)}` is no constant; a branch stays Python")
-        return bool(value.value)
-
-    def unpack(self, stmt: ast.Assign, targets: list[ast.expr]) -> bool:
-        """`B, T, C = x.size()` (the sizes, its rank checked) and `q, k, v = t.split(n,
-        dim=2)` (a tensor list, its length checked); False for any other value."""
-        value = stmt.value
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "size"
-            and not value.args
-            and not value.keywords
-        ):
-            x = self.expr(value.func.value)
-            if isinstance(x, Value) and x.kind == TENSOR:
-                self.nodes.append(RankCheck(x, len(targets)))
-                for dim, target in enumerate(targets):
-                    self.assign(target, self.aten(stmt, "size", [x, Const(dim)], {}), stmt)
-                return True
-        if isinstance(value, ast.Tuple):
-            return False
-        listed = self.expr(value)
-        if not (isinstance(listed, Value) and listed.kind == TENSORS):
-            raise _refuse(stmt, f"`{ast.unparse(value)}` is unpacked: a size or a split only")
-        results = tuple(self.fresh(TENSOR) for _ in targets)
-        self.nodes.append(Unpack(listed, results))
-        for target, result in zip(targets, results, strict=True):
-            self.assign(target, result, stmt)
-        return True
-
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assert):
             self.check(stmt)
@@ -589,7 +373,7 @@ class _MethodStager(_Stager):
         exprs = ret.elts if isinstance(ret, ast.Tuple) else [ret]
         results = [self.expr(e) for e in exprs]
         if is_tuple:  # `return logits, loss` with loss None
-            results = [_NONE if _is_none(v) else v for v in results]
+            results = [_NONE if isinstance(v, Const) and v.value is None else v for v in results]
         if not all(isinstance(v, Value) and v.kind in (TENSOR, NONE) for v in results):
             raise _refuse(ret, "a region returns tensors only")
         if all(v is _NONE for v in results):
@@ -618,34 +402,6 @@ class _MethodStager(_Stager):
 
 
 _NONE = Value("none", NONE)
-_COMPARE = {
-    ast.Is: operator.is_,
-    ast.IsNot: operator.is_not,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
-_CXX_COMPARE = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-}
-
-
-def _is_none(arg: Arg) -> bool:
-    return isinstance(arg, Const) and arg.value is None
-
-
-def _int_arg(arg: Arg) -> bool:
-    return (isinstance(arg, Const) and type(arg.value) is int) or (
-        isinstance(arg, Value) and arg.kind == INT
-    )
 
 
 def _guardable(value: Any) -> bool:
