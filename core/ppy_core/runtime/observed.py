@@ -344,9 +344,10 @@ def _why_not(entry: Path) -> str:
 def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
     """Whether a specialization runs more than the generic function does: a typed
     loop, a site where the generic one has none, or operands the generic sites'
-    guards refuse (anything but floats and float64 arrays of the library they
-    assumed: those the speculative sites take, with all of their tuning, so for such
-    a signature the generic function answers)."""
+    guards refuse (anything but float64 arrays of the library they assumed: those
+    the speculative sites take, with all of their tuning, so for such a signature the
+    generic function answers). A Python float is refused where they guessed an array
+    (`guard: type`), while a specialization types it a float: it gains."""
     if any(r.get("unit") for r in manifest.get("function_sites", ())):
         return True
     compiled = {(r["line"], r["col"]) for r in manifest.get("expr_sites", ()) if r.get("unit")}
@@ -357,12 +358,12 @@ def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
 
 
 def _speculated(description: Any, libraries: frozenset[str]) -> bool:
-    """Whether the generic function's speculative sites take such an argument: a float,
-    an object typed Unknown, or a float64 array of the library they assumed."""
+    """Whether the generic function's speculative sites take such an argument: an
+    object typed Unknown, or a float64 array of the library they assumed."""
     kind = description[0]
     if kind == "array":
         return description[3] == "f64" and description[1] in libraries
-    return kind in ("float", "object", "missing", "None", "complex")
+    return kind in ("object", "missing", "None", "complex")
 
 
 def specializing(

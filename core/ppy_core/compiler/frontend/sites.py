@@ -81,6 +81,9 @@ class ExprSite:
     # argument and the basic view the runtime takes of it, or None (views.py)
     args: list[ast.expr] = field(default_factory=list)
     sources: list[tuple[int, ast.Subscript | None]] = field(default_factory=list)
+    # the site runs only where these hold, else Python's statement does: a leaf read
+    # late (`dt / dx**2`) must not raise out of Python's order (speculate.safe_tests)
+    tests: list[ast.expr] = field(default_factory=list)
 
     def slot(self, node: ast.expr) -> int | None:
         """The kernel leaf a leaf occurrence is, or None if `node` is no leaf."""
@@ -494,10 +497,17 @@ class SiteFinder:
         leaf_typer, conv = self.typed(root, typer, speculation, augmented)
         new: list[ExprSite] = []
         self.collect(function, root, conv, opts, new)
+        bounded = speculation.bounded if speculation is not None else {}
         for site in new:
             site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
-            site.assumed = tuple(
-                i for i, leaf in enumerate(site.leaves) if typer.expr(leaf, conv) is UNKNOWN
+            leaves = [id(leaf) for leaf in site.leaves] + list(site.repeats)
+            tests = {ast.dump(t): t for i in leaves for t in bounded.get(i, ())}
+            site.tests = list(tests.values())
+            site.assumed = tuple(  # guessed arrays (an int leaf like `x.shape[0]` is none)
+                i
+                for i, leaf in enumerate(site.leaves)
+                if typer.expr(leaf, conv) is UNKNOWN
+                and isinstance(site.leaf_types[i], TensorType | ColumnType)
             )
         if store is not None:
             self.stores(function, store, root, conv, typer, new)

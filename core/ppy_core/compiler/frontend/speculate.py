@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -35,7 +36,7 @@ from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
-from ppy_core.ir.types import UNKNOWN, TensorType, Type
+from ppy_core.ir.types import I64, UNKNOWN, TensorType, Type
 
 MIN_OPERATIONS = 2
 _BUILTINS = frozenset(dir(builtins))
@@ -43,6 +44,9 @@ _COUNTING = ("range", "enumerate")
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 Operands = dict[int, list[ast.expr]]
+# id(leaf) -> the tests under which it cannot raise (`safe_tests`): a leaf read after the
+# tree's first operation, so the call runs only where they hold, else Python's statement
+Bounds = dict[int, list[ast.expr]]
 Converger = Callable[[ast.expr, Typer, dict[int, Converge]], None]
 
 
@@ -55,13 +59,11 @@ class SpeculativeTyper(Typer):
 
     def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
         found = Typer.expr(self, node, conv)
-        if (
-            found is UNKNOWN
-            and self.array is not None
-            and self.scope is not None
-            and id(node) not in conv
-            and self.scope.may_assume(node, self.array.library, self)
-        ):
+        if found is not UNKNOWN or self.scope is None or id(node) in conv:
+            return found
+        if self.scope.python_int(node, self):
+            return I64  # the guess is per leaf: `x.shape[1] - K + 1` is ints, no site
+        if self.array is not None and self.scope.may_assume(node, self.array.library, self):
             return self._view_of_typed(node, conv) or self.array
         return found
 
@@ -95,6 +97,46 @@ class BodyScope:
 
     def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
         return self._may(node, library, typer, frozenset())
+
+    def python_int(self, node: ast.expr, typer: Typer, seen: frozenset[str] = frozenset()) -> bool:
+        """Surely a Python int where it is read, whatever the arguments are: a loop
+        counter, `len(...)`, an array's `x.shape[k]`, `x.ndim` or `x.size`, `+ - * // %`
+        of such and int literals, and names bound once to those. Such a leaf is never
+        guessed an array: shape arithmetic would be a site that refuses every call."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.Name):
+            if node.id in self.counters:
+                return True
+            value = self.assigned.get(node.id)
+            if value is None or node.id in seen or node.id in typer.imports:
+                return False
+            return self.python_int(value, typer, seen | {node.id})
+        if isinstance(node, ast.Call):
+            return (
+                isinstance(node.func, ast.Name)
+                and node.func.id == "len"
+                and _is_builtin(node.func, typer)
+                and len(node.args) == 1
+                and not node.keywords
+            )
+        if isinstance(node, ast.Attribute):
+            return node.attr in _INT_ATTRIBUTES and _of_value(node.value, typer)
+        if isinstance(node, ast.Subscript):
+            shape = node.value
+            return (
+                isinstance(shape, ast.Attribute)
+                and shape.attr == "shape"
+                and _of_value(shape.value, typer)
+                and _int_index(node.slice)
+            )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+            return self.python_int(node.left, typer, seen) and self.python_int(
+                node.right, typer, seen
+            )
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            return self.python_int(node.operand, typer, seen)
+        return False
 
     def _may(self, node: ast.expr, library: str, typer: Typer, seen: frozenset[str]) -> bool:
         if isinstance(node, ast.Name):
@@ -202,6 +244,7 @@ class BodySpeculation:
     named: set[str]
     declined: set[str] = field(default_factory=set)
     deferred: set[int] = field(default_factory=set)  # ids of views the runtime takes
+    bounded: Bounds = field(default_factory=dict)  # late leaves that could raise
 
     def retype(
         self, root: ast.expr, plain: dict[int, Converge], operands: Operands, converge: Converger
@@ -210,6 +253,10 @@ class BodySpeculation:
         assumed to be the chosen library's array. The trees only that made converge
         are kept where `prune` lets them; the typer returned types the leaves."""
         if not self._has_unknown(root, plain):
+            for tree in tree_roots(root, plain, operands):  # `d**2 + s**2`, s a float
+                early = leaves_before_operations(tree, plain, operands)
+                leaves = list(tree_leaves(tree, plain, operands))
+                _bound(leaves, early, self.scope.numbers, self.bounded)
             return self.typer, plain
         choice = self.speculator.choose(root, self.named, self.typer)
         if choice.array is None:
@@ -220,7 +267,7 @@ class BodySpeculation:
         view = assumer(self.typer, choice.array, self.scope)
         conv: dict[int, Converge] = {}
         converge(root, view, conv)
-        self.deferred |= prune(root, conv, before, operands, view)
+        self.deferred |= prune(root, conv, before, operands, view, self.bounded)
         return view, conv
 
     def _has_unknown(self, root: ast.expr, plain: Mapping[int, Converge]) -> bool:
@@ -264,24 +311,25 @@ def prune(
     plain: Mapping[int, tuple[Converge, list[ast.expr]]],
     operands: Operands,
     view: SpeculativeTyper,
+    bounded: Bounds,
 ) -> set[int]:
     """Drop from `conv` each tree that only the assumption made converge and that is
     too small, would reorder Python's evaluation, or has a leaf still Unknown to `view`
     (one never assumed, like `math.pi`: it would fail every guard); `plain` (node id ->
     what plain typing found, with its operands) is put back for those trees. Returned:
-    the ids of the views kept trees pass by name (`BodyScope.defers`)."""
+    the ids of the views kept trees pass by name (`BodyScope.defers`). A kept tree's
+    late number leaves that could raise (`dt / dx**2`) go into `bounded`."""
     deferred: set[int] = set()
     assert view.scope is not None
     assert view.array is not None
     for tree in list(tree_roots(root, conv, operands)):
         nodes = list(tree_nodes(tree, conv, operands))
-        if all(id(n) in plain for n in nodes):
-            continue
         leaves = list(tree_leaves(tree, conv, operands))
         numbers, early = view.scope.numbers, leaves_before_operations(tree, conv, operands)
-        others = [
-            leaf for leaf in leaves if not number_leaf(leaf, numbers, divides=id(leaf) in early)
-        ]
+        if all(id(n) in plain for n in nodes):  # typed without guessing: kept as it is
+            _bound(leaves, early, numbers, bounded)
+            continue
+        others = [leaf for leaf in leaves if not number_leaf(leaf, numbers)]
         defers = view.scope.defers(others) and view.oracle.takes_views(view.array.library)
         if (
             len(nodes) < MIN_OPERATIONS
@@ -293,9 +341,18 @@ def prune(
                     conv[id(n)], operands[id(n)] = plain[id(n)]
                 else:
                     del conv[id(n)]
-        elif defers:
-            deferred.update(id(leaf) for leaf in others if not isinstance(leaf, ast.Name))
+        else:
+            if defers:
+                deferred.update(id(leaf) for leaf in others if not isinstance(leaf, ast.Name))
+            _bound(leaves, early, numbers, bounded)
     return deferred
+
+
+def _bound(leaves: list[ast.expr], early: set[int], numbers: frozenset[str], out: Bounds) -> None:
+    """The `safe_tests` of a kept tree's number leaves read after its first operation."""
+    for leaf in leaves:
+        if id(leaf) not in early and number_leaf(leaf, numbers) and (tests := safe_tests(leaf)):
+            out[id(leaf)] = tests
 
 
 def in_python_order(
@@ -335,16 +392,50 @@ def in_python_order(
 
 
 _NUMBER_OPS = (ast.Add, ast.Sub, ast.Mult, ast.USub, ast.UAdd)
+_EXPONENTS = range(2, 5)  # `dx**2` .. `dx**4`: a float, or OverflowError
 
 
-def number_leaf(node: ast.expr, numbers: frozenset[str], divides: bool = False) -> bool:
-    """`2 * dx`, `-dt`, `dx * dy`: `+ - *` of number literals and `numbers` (names that
-    are surely Python floats). A scalar leaf of a tree, which no plugin fuses; Python's
-    float `+ - *` cannot raise, warn or run code (an overflow is inf), so reading it
-    before the tree's operations is reading it where Python does. Division may raise
-    (ZeroDivisionError): `1 / dt` is such a leaf only with `divides`, where Python reads
-    it before any of the tree's operations. Never: powers (OverflowError), and an int
-    too large for a float meeting one (hence int literals of at most 2**53 only)."""
+def power_bound(exponent: int) -> float:
+    """|x| below this: `x ** exponent` of a Python float is finite (at most 2**1023),
+    so Python's float pow cannot raise (an underflow to 0.0 does not raise either)."""
+    return float(2 ** (1023 // exponent))
+
+
+def safe_tests(leaf: ast.expr) -> list[ast.expr]:
+    """Tests under which a number leaf (`number_leaf`) cannot raise, inner ones first
+    so each runs only where those before it held: `-b < dx < b` for `dx**k`
+    (`power_bound`), `d != 0` for `n / d` (Python's float division raises only
+    there; `d` is `+ - *` of floats and bounded powers, which cannot raise). Each
+    reads Python floats and literals only: no code runs, nothing raises."""
+    tests: list[ast.expr] = []
+
+    def walk(node: ast.expr) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                walk(child)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            bound = power_bound(node.right.value)  # type: ignore[attr-defined]
+            name = ast.Name(node.left.id, ast.Load())  # type: ignore[attr-defined]
+            between = [ast.Lt(), ast.Lt()]
+            tests.append(ast.Compare(ast.Constant(-bound), between, [name, ast.Constant(bound)]))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            divisor = copy.deepcopy(node.right)
+            tests.append(ast.Compare(divisor, [ast.NotEq()], [ast.Constant(0)]))
+
+    walk(leaf)
+    return tests
+
+
+def number_leaf(node: ast.expr, numbers: frozenset[str]) -> bool:
+    """`2 * dx`, `-dt`, `1 / dt`, `dt / dx**2`: `+ - * /` of number literals and
+    `numbers` (names that are surely Python floats), and their powers by 2-4. A scalar
+    leaf of a tree, which no plugin fuses; Python's float `+ - *` cannot raise, warn or
+    run code (an overflow is inf), so reading it before the tree's operations is
+    reading it where Python does. A division may raise ZeroDivisionError, a power
+    OverflowError: read before any of the tree's operations the leaf raises where
+    Python's does; read after one, the call runs only where its `safe_tests` hold (the
+    rewrite's test), else Python runs the statement. Never: an int too large for a
+    float meeting one (hence int literals of at most 2**53 only)."""
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -352,14 +443,19 @@ def number_leaf(node: ast.expr, numbers: frozenset[str], divides: bool = False) 
         return isinstance(value, float) or abs(value) <= 2**53
     if isinstance(node, ast.Name):
         return node.id in numbers
-    if isinstance(node, ast.BinOp) and (
-        isinstance(node.op, _NUMBER_OPS) or (divides and isinstance(node.op, ast.Div))
-    ):
-        return number_leaf(node.left, numbers, divides) and number_leaf(
-            node.right, numbers, divides
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        exponent = node.right
+        return (
+            isinstance(node.left, ast.Name)
+            and node.left.id in numbers
+            and isinstance(exponent, ast.Constant)
+            and type(exponent.value) is int
+            and exponent.value in _EXPONENTS
         )
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (*_NUMBER_OPS, ast.Div)):
+        return number_leaf(node.left, numbers) and number_leaf(node.right, numbers)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, _NUMBER_OPS):
-        return number_leaf(node.operand, numbers, divides)
+        return number_leaf(node.operand, numbers)
     return False
 
 
@@ -438,6 +534,22 @@ def _negated(node: ast.expr) -> bool:
     )
 
 
+_INT_ATTRIBUTES = ("ndim", "size")
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _of_value(node: ast.expr, typer: Typer) -> bool:
+    """`node` reads a value, not a module (`np.size` is a function)."""
+    return typer.qualname(node) is None
+
+
+def _int_index(node: ast.expr) -> bool:
+    """`0`, `-1`: a constant position in a shape tuple."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
 def _is_builtin(func: ast.expr, typer: Typer) -> bool:
     return (
         isinstance(func, ast.Name)
@@ -507,6 +619,9 @@ __all__ = [
     "prune",
     "in_python_order",
     "number_leaf",
+    "power_bound",
+    "safe_tests",
+    "Bounds",
     "tree_roots",
     "tree_nodes",
     "tree_leaves",

@@ -41,9 +41,15 @@ def specializing_name(index: int) -> str:
 
 
 class _Replace(ast.NodeTransformer):
-    def __init__(self, sites: dict[int, tuple[int, ExprSite]], prefix: str = PREFIX) -> None:
+    def __init__(
+        self,
+        sites: dict[int, tuple[int, ExprSite]],
+        prefix: str = PREFIX,
+        originals: Mapping[int, ast.AST] | None = None,
+    ) -> None:
         self.sites = sites
         self.prefix = prefix
+        self.originals = originals or {}  # id(node) -> its unrewritten copy (`_bounded`)
 
     def visit(self, node: ast.AST) -> ast.AST:
         found = self.sites.get(id(node))
@@ -51,11 +57,12 @@ class _Replace(ast.NodeTransformer):
             return super().visit(node)
         index, site = found
         if site.store is not None:
-            return self.store(index, site)
+            stmt = self.store(index, site)
+            return _bounded(site, stmt, self.originals.get(id(node)))
         args = [self.visit(arg) for arg in site.args]
         name = site_name(index, self.prefix)
-        call = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
-        return ast.copy_location(call, node)
+        call = ast.copy_location(ast.Call(ast.Name(name, ast.Load()), args, []), node)
+        return _bounded(site, call, self.originals.get(id(node)))
 
     def store(self, index: int, site: ExprSite) -> ast.stmt:
         """`site(obj, key, *leaves)` in place of the store's statement (an augmented
@@ -73,6 +80,27 @@ class _Replace(ast.NodeTransformer):
             bound = ast.Name(store.obj.id, ast.Store())  # type: ignore[attr-defined]
             return ast.copy_location(ast.Assign([bound], ast.copy_location(call, stmt)), stmt)
         return ast.copy_location(ast.Expr(ast.copy_location(call, stmt)), stmt)
+
+
+def _bounded(site: ExprSite, new: ast.AST, original: ast.AST | None) -> ast.AST:
+    """`new if <tests> else <original>` for a site whose late leaves could raise
+    (`ExprSite.tests`: `-b < dx < b`, `dx != 0` over Python floats the body never
+    rebinds, so they run no code and raise nothing); where one fails (inf, NaN, 0.0)
+    Python runs the statement as written, raising where it raises."""
+    if not site.tests or original is None:
+        return new
+    tests = [copy.deepcopy(t) for t in site.tests]
+    test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+    if isinstance(new, ast.stmt):
+        assert isinstance(original, ast.stmt)
+        out: ast.AST = ast.If(test, [new], [original])
+    else:
+        assert isinstance(new, ast.expr)
+        assert isinstance(original, ast.expr)
+        out = ast.IfExp(test, new, original)
+    for node in ast.walk(test):
+        ast.copy_location(node, new)
+    return ast.copy_location(out, new)
 
 
 def _fallback(site: ExprSite) -> ast.Lambda:
@@ -203,7 +231,12 @@ def rewrite_module(
         id(site.store.stmt if site.store else site.node): (index, site)
         for index, site in expr_sites
     }
-    module = _Replace(replaced, prefix).visit(tree)
+    originals = {  # copied before the rewrite changes them in place
+        key: copy.deepcopy(site.store.stmt if site.store else site.node)
+        for key, (_i, site) in replaced.items()
+        if site.tests
+    }
+    module = _Replace(replaced, prefix, originals).visit(tree)
     assert isinstance(module, ast.Module)
     for index, fsite in function_sites:
         for stmt in ast.walk(module):
