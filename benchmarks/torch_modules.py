@@ -4,10 +4,9 @@
 
 Two GPT-2-style models of 4 layers, 128 wide, at batch 2 x 64 tokens, one CPU thread:
 `_torch_gpt.py` (ours: one region for the whole forward) and Karpathy's nanoGPT
-`model.py` as vendored (`corpus/nanogpt/`, MIT, unmodified: each Block, its attention
-and MLP inlined, is one region; GPT's forward, with its `targets=None`, its assert on
-`self.config` and `x[:, [-1], :]`, stays Python and calls them, and its final
-LayerNorm's region). Per model: forward time (CPU time of the thread, best block of
+`model.py` as vendored (`corpus/nanogpt/`, MIT, unmodified: its whole forward, blocks,
+attention and MLP inlined, `targets=None`, the assert on `self.config` and `x[:, [-1],
+:]` included, is one region too). Per model: forward time (CPU time of the thread, best block of
 calls, the ways interleaved round by round, `no_grad`, eval), PPy's and
 torch.compile's ratio to eager, the first call (load + build + first forward) in a
 fresh process with an empty cache and with the cache warm, Python-level torch calls

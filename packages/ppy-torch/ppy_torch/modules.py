@@ -6,10 +6,12 @@ shapes, its flags and scalar attributes). With that description, calls of its
 submodules resolve: a curated module (`Linear`, `LayerNorm`, `Embedding`, `Dropout`,
 `GELU`, `ReLU`, `Tanh`, `Sigmoid`, `SiLU`, `Identity`, `Sequential`) is the ATen call
 its own forward makes, a user's module of the same source file has its `forward`
-staged in place, and `for block in self.blocks:` over a `ModuleList` unrolls. The
-parameters and buffers read become region inputs, read from the instance at every
-call (`RegionGraph.sources`, `runtime.make_method_region`); scalar attributes are
-constants, which the description guards. What a region cannot be is a reason
+staged in place, and `for block in self.blocks:` over a `ModuleList` unrolls
+(`forward_steps.py`: the rest of a forward as nanoGPT writes it). The parameters and
+buffers read become region inputs, read from the instance at every call by the
+region's C++ entry (`RegionGraph.sources`); scalar attributes are constants. Every
+fact of the tree the stager read (`modtree.ModRef`) is a guard the entry checks
+(`RegionGraph.guards`, `codegen._walk`). What a region cannot be is a reason
 (`StageRefusal`): a forward hook, `Dropout` training with p > 0, a tensor subclass, a
 module of another class.
 """
