@@ -21,6 +21,7 @@ from _npharness import (
     call,
     compile_pair,
     counting,
+    generic,
     outcome_difference,
     random_array,
     with_reasons,
@@ -298,9 +299,11 @@ def test_floats_beside_arrays_are_broadcast(pair: Pair) -> None:
 def test_floats_where_python_differs_run_python(
     pair: Pair, function: str, args: tuple[Any, ...], reason: str
 ) -> None:
+    # the generic function's speculative sites: a call with floats in-process gets
+    # its specialization, which types them (test_leaf_guesses.py)
     for errstate in ("ignore", "warn"):
         with counting(pair, function) as c:
-            got = call(getattr(pair.fast, function), args, all=errstate)
+            got = call(generic(pair, function), args, all=errstate)
         want = call(getattr(pair.plain, function), args, all=errstate)
         assert outcome_difference(got, want) is None, outcome_difference(got, want)
         assert c == {"fast": 0, "fallback": {reason: 1}}, (function, args, with_reasons(c))

@@ -32,11 +32,12 @@ import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
-from ppy_core.ir.types import I64, UNKNOWN, TensorType, Type
+from ppy_core.ir.types import F64, I64, UNKNOWN, TensorType, Type
 
 MIN_OPERATIONS = 2
 _BUILTINS = frozenset(dir(builtins))
@@ -63,6 +64,8 @@ class SpeculativeTyper(Typer):
             return found
         if self.scope.python_int(node, self):
             return I64  # the guess is per leaf: `x.shape[1] - K + 1` is ints, no site
+        if isinstance(node, ast.Name) and node.id in self.scope.defaults:
+            return self.scope.defaults[node.id]  # `alpha=1.5`: guessed its default's type
         if self.array is not None and self.scope.may_assume(node, self.array.library, self):
             return self._view_of_typed(node, conv) or self.array
         return found
@@ -87,6 +90,7 @@ class BodyScope:
     counters: frozenset[str]  # loop counters: ints, never arrays
     steady: Mapping[str, int] = field(default_factory=dict)  # views.steady_names
     numbers: frozenset[str] = frozenset()  # surely Python floats (`number_leaf`)
+    defaults: Mapping[str, Type] = field(default_factory=dict)  # `parameter_defaults`
 
     def defers(self, leaves: list[ast.expr]) -> bool:
         """Whether a tree over `leaves` may pass its views' names (`views.py`), where its
@@ -215,6 +219,7 @@ class Speculator:
         scope = self.scope(body, local, typer.env)
         if func is not None:
             scope.steady = steady_names(func)
+            scope.defaults = parameter_defaults(func)
         scope.numbers = numbers
         named = libraries_named(body_nodes(body), typer, self.libraries)
         return BodySpeculation(self, typer, scope, named)
@@ -278,6 +283,26 @@ class BodySpeculation:
             and self.typer.expr(n, plain) is UNKNOWN
             for n in _walk(root)
         )
+
+
+def parameter_defaults(func: ast.FunctionDef) -> dict[str, Type]:
+    """Parameters the body never rebinds whose default is an int or float literal:
+    the guess for such a leaf is its default's type (`alpha=1.5` is a float, guarded
+    per call like any guess), not an array."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
+    counts = binding_counts(func)
+    return {
+        arg.arg: F64 if type(default.value) is float else I64
+        for arg, default in pairs
+        if isinstance(default, ast.Constant)
+        and type(default.value) in (int, float)
+        and counts[arg.arg] == 1
+    }
 
 
 def libraries_named(nodes: Iterable[ast.AST], typer: Typer, libraries: frozenset[str]) -> set[str]:
@@ -619,6 +644,7 @@ __all__ = [
     "prune",
     "in_python_order",
     "number_leaf",
+    "parameter_defaults",
     "power_bound",
     "safe_tests",
     "Bounds",
