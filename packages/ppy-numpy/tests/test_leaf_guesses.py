@@ -11,9 +11,13 @@
   (inf, NaN, 1e200) the statement is Python's, raising where it raises after the
   warnings it gives. A division of typed floats inside the tree is the kernel's,
   whose zero check hands the call to NumPy's order.
-* A Python float where the generic build guessed an array is refused by its guard
-  (`guard: type`): an in-process call of such a signature gets its specialization,
-  which types the float (it no longer counts as taken by the generic sites).
+* A Python float where the generic build guessed an array: its guard takes it as a
+  scalar beside a real array (NEP 50: a Python float is weak, the kernel's dtype
+  stays) except where NumPy would differ, as under a power (`s**2`: `guard: type`,
+  nbody's softening). An in-process call of such a signature now gets its
+  specialization, which types the float (floats no longer count as taken).
+* A parameter never rebound whose default is a number literal (`alpha=1.5`) is
+  guessed its default's type in the cold build, not an array.
 """
 
 from __future__ import annotations
@@ -63,6 +67,10 @@ def late(u, dt, dx):
 
 def squares(d, s):
     return d**2 + d**2 + s**2
+
+
+def axpy(a, b, alpha=1.5, n=2):
+    return alpha * a + b * n - a
 """
 
 
@@ -208,3 +216,53 @@ def test_the_rewrite_tests_only_floats_and_literals(pair: Pair) -> None:
     ]
     assert bound == 2.0**511
     assert np.isfinite(np.nextafter(bound, 0.0) ** 2)
+
+
+_LEAF_VALUES = st.sampled_from(
+    ["f64", "f32", "i64", "bool", 2.5, -0.0, np.inf, 3, 2**60, np.float64(0.5), np.float32(2.0)]
+)
+
+
+def _value(kind: Any, rng: np.random.Generator) -> Any:
+    if not isinstance(kind, str):
+        return kind
+    values = rng.standard_normal(12) * 4
+    return values.astype({"f64": np.float64, "f32": np.float32, "i64": np.int64}.get(kind, bool))
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kinds=st.tuples(_LEAF_VALUES, _LEAF_VALUES, _LEAF_VALUES, _LEAF_VALUES),
+    err=st.sampled_from(["ignore", "warn", "raise"]),
+    seed=st.integers(0, 2**16),
+)
+def test_cold_guesses_per_leaf_mixed_with_typed_scalars(
+    pair: Pair, kinds: tuple[Any, ...], err: str, seed: int
+) -> None:
+    """The generic (cold-build) site of `alpha * a + b * n - a`: alpha and n typed by
+    their defaults (float, int), a and b guessed arrays. Any mix of arrays of several
+    dtypes, Python and NumPy scalars gives Python's answer, warnings and exception;
+    the fast path runs where the guesses held."""
+    rng = np.random.default_rng(seed)
+    a, b, alpha, n = (_value(k, rng) for k in kinds)
+    with fast_calls(pair, "axpy") as c:
+        got = call(generic(pair, "axpy"), (a, b, alpha, n), all=err)
+    want = call(pair.plain.axpy, (a, b, alpha, n), all=err)
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
+    typed = type(alpha) is float and type(n) is int and n < 2**53
+    if kinds[:2] == ("f64", "f64") and typed and np.isfinite(alpha) and err != "raise":
+        assert c["fast"] == 1, kinds
+    if type(alpha) is np.ndarray:
+        assert c["fast"] == 0  # typed by its default: an array there is refused
+
+
+def test_a_default_types_the_leaf_in_the_cold_build(pair: Pair) -> None:
+    (record,) = pair.records("axpy")
+    assert record["assumed"] == ["a", "b"]
+    a, b = np.linspace(0.0, 1.0, 9), np.linspace(2.0, 3.0, 9)
+    with fast_calls(pair, "axpy") as c:
+        got = call(generic(pair, "axpy"), (a, b))
+    assert outcome_difference(got, call(pair.plain.axpy, (a, b))) is None
+    assert c["fast"] == 1
