@@ -58,9 +58,6 @@ from ppy_core.ir.types import F64, I64, ScalarType, TensorType
 
 log = logging.getLogger(__name__)
 
-#: a Python scalar observed for an unannotated parameter, as its annotation would name it
-_OBSERVED_SCALARS = {I64: "builtins.int", F64: "builtins.float"}
-
 
 class LoopsBuilder(
     FlipViews,
@@ -103,18 +100,14 @@ class LoopsBuilder(
             raise Refused(self.func, "only plain positional parameters compile")
         ranks = self._ranks()
         out = []
-        observed = getattr(self.typer, "observed", {})
         for arg in args.args:
-            name = self.typer.qualname(arg.annotation) if arg.annotation is not None else None
-            if arg.annotation is None:  # a specialization: the type its call observed
-                name = _OBSERVED_SCALARS.get(observed.get(arg.arg), name)
-            if name == "builtins.int":
+            t = self.typer.parameter(arg)  # its annotation's, else its call's: one rule
+            if t == I64:
                 out.append(Param(arg.arg, "int"))
                 continue
-            if name == "builtins.float":
+            if t == F64:
                 out.append(Param(arg.arg, "float"))
                 continue
-            t = self.typer.parameter(arg)
             if isinstance(t, TensorType) and t.library and self.library in ("", t.library):
                 self.library = t.library
                 if t.element.kind not in _ELEMENT_KIND:
