@@ -327,7 +327,8 @@ def _check(key: object) -> list[Diagnostic]:
         typer.globals.update(module_globals)
         outer = enclosing.get(id(node))
         if outer is not None and id(outer) in envs:  # a closure reads its enclosing names
-            typer.env.update(envs[id(outer)])
+            # (not what a test there narrowed an attribute to: it runs later)
+            typer.env.update({n: t for n, t in envs[id(outer)].items() if "." not in n})
         if owner is not None and isinstance(node, ast.FunctionDef) and node.args.args:
             first = node.args.args[0]
             if first.annotation is None and not _is_static(node):

@@ -5,6 +5,9 @@ What no one knows, or a plugin's object the core cannot relate, never contradict
 
 from __future__ import annotations
 
+import builtins
+import types
+
 from ppy_core.compiler.check import signatures
 from ppy_core.compiler.check.types import ANY, class_of, members
 from ppy_core.compiler.check.types import name as _name
@@ -23,6 +26,7 @@ from ppy_core.ir.types import (
 
 _SCALARS = (F64, I64, I1)
 NOT_IMPLEMENTED = OpaqueType("types.NotImplementedType")
+_MODULES = {"builtins": builtins, "types": types}
 
 
 def contradicts(found: Type, declared: Type, *, dtype: bool = True) -> str | None:
@@ -62,9 +66,17 @@ def contradicts(found: Type, declared: Type, *, dtype: bool = True) -> str | Non
 
 
 def _python(t: Type) -> bool:
-    """A builtins or stdlib value (the checker knows all its classes' relations)."""
+    """A builtins or `types` value (the checker knows all its classes' relations); a
+    project's own module named `types` (click's, of TypedDicts) is not Python's."""
     ref = class_of(t)
-    return ref is not None and (ref[0].startswith(("builtins.", "types.")) or t in _SCALARS)
+    if ref is None:
+        return False
+    if t in _SCALARS:
+        return True
+    module, _, cls = ref[0].partition(".")
+    if ref[0] in ("builtins.function", "builtins.method"):
+        return True  # (`Callable`, and a bound method: types.FunctionType, MethodType)
+    return module in _MODULES and isinstance(getattr(_MODULES[module], cls, None), type)
 
 
 def _mismatch(found: Type, declared: Type) -> str:

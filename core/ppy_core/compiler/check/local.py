@@ -67,8 +67,27 @@ def _member(
     return None
 
 
+def method(typer: CheckTyper, qualname: str, attr: str) -> ast.FunctionDef | None:
+    """The definition of method `attr` of local class `qualname` or a local base."""
+    todo, seen = [qualname], set()
+    while todo:
+        node = typer.class_nodes.get(todo.pop(0))
+        if node is None or node.name in seen:
+            continue
+        seen.add(node.name)
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == attr:
+                return stmt
+        for base in node.bases:
+            found = typer.qualname(base.value if isinstance(base, ast.Subscript) else base)
+            todo += [found] if found is not None else []
+    return None
+
+
 def _declared(typer: CheckTyper, stmt: ast.stmt, attr: str, call: Args | None) -> Type | None:
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == attr:
+        if any(_named(d, "overload") for d in stmt.decorator_list):
+            return UNKNOWN  # which overload a call fits is not read here
         returns = typer.annotation(stmt.returns) if stmt.returns is not None else UNKNOWN
         if any(_named(d, "property") for d in stmt.decorator_list):
             return returns if call is None else UNKNOWN
@@ -101,4 +120,4 @@ def _named(node: ast.expr, name: str) -> bool:
     )
 
 
-__all__ = ["member"]
+__all__ = ["member", "method"]

@@ -93,18 +93,29 @@ class Scopes:
     def narrow(self: CheckTyper, facts: list[Fact]) -> dict[str, Type]:
         """Apply what a test proved to the names' types; the narrowed types."""
         done: dict[str, Type] = {}
-        for n, cls in facts:
+        for n, cls, held in facts:
+            if n not in self.env and "." in n:  # `self.x is not None`: x's type first
+                owner, _, attr = n.partition(".")
+                load = ast.Load()
+                found = self.expr(ast.Attribute(ast.Name(owner, load), attr, load), {})
+                if found is not UNKNOWN:
+                    self.env[n] = found
             if n not in self.env:
                 continue
-            if cls is None:
-                found = without_none(self.env[n])
+            if cls is None:  # (a name only ever None, proved not None: the checker
+                # followed a path no run takes, or lost one; it is not known)
+                found = without_none(self.env[n]) if self.env[n] != NONE else UNKNOWN
             else:
                 classes = cls.elts if isinstance(cls, ast.Tuple) else [cls]
                 found = union([self.annotation(c) for c in classes])
                 if found is UNKNOWN:
                     continue  # a class nothing types: the name keeps its type
-                kept = [m for m in members(self.env[n]) if _instance_of(m, found)]
-                found = union(kept) if kept else found  # an f32 array stays f32
+                if not held:  # `not isinstance(x, C)`: x's members that are no C
+                    kept = [m for m in members(self.env[n]) if not _instance_of(m, found)]
+                    found = union(kept) if kept else UNKNOWN
+                else:
+                    kept = [m for m in members(self.env[n]) if _instance_of(m, found)]
+                    found = union(kept) if kept else found  # an f32 array stays f32
             self.env[n] = done[n] = found
         return done
 
@@ -112,6 +123,15 @@ class Scopes:
         """Bind an assignment or loop target to `value`, unpacking tuples."""
         if isinstance(target, ast.Name):
             self.env[target.id] = value
+            if any("." in n for n in self.env):  # what `self.x` was narrowed to is not
+                prefix = f"{target.id}."  # the new value's
+                for n in [n for n in self.env if n.startswith(prefix)]:
+                    del self.env[n]
+        elif (key := subject(target)) is not None:  # `self.x = value`: it holds value now
+            if value is UNKNOWN:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = value
         elif isinstance(target, ast.Tuple | ast.List):
             plain = [e for e in target.elts if not isinstance(e, ast.Starred)]
             if isinstance(value, TupleType) and len(value.elements) == len(target.elts):
@@ -140,40 +160,73 @@ def _instance_of(value: Type, cls: Type) -> bool:
     return signatures.accepts(cls, value)
 
 
-#: what a test proves of a name: not None (None), or an instance of a class (its node)
-Fact = tuple[str, ast.expr | None]
+#: what a test proves of a name: not None (class None), or whether (the bool) it is an
+#: instance of a class (its node)
+Fact = tuple[str, ast.expr | None, bool]
 
 
 def narrowing(test: ast.expr) -> tuple[list[Fact], list[Fact]]:
     """What `test` proves when true, and when false: `x`, `x is not None` drop None
-    from x's type; `isinstance(x, C)` makes x a C; `not` and `is None` swap them."""
-    if isinstance(test, ast.Name):
-        return [(test.id, None)], []
+    from x's type; `isinstance(x, C)` makes x a C, and false drops x's C members; `not`
+    and `is None` swap them; `a and b` proves both when true, `a or b` both false when
+    false; `(m := f()) is not None` proves it of m."""
+    test = _target(test)
+    if (name := subject(test)) is not None:
+        return [(name, None, True)], []
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         yes, no = narrowing(test.operand)
         return no, yes
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
-        and isinstance(test.left, ast.Name)
+        and (name := subject(test.left)) is not None
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value is None
     ):
         if isinstance(test.ops[0], ast.IsNot):
-            return [(test.left.id, None)], []
+            return [(name, None, True)], []
         if isinstance(test.ops[0], ast.Is):
-            return [], [(test.left.id, None)]
+            return [], [(name, None, True)]
     if (
         isinstance(test, ast.Call)
         and isinstance(test.func, ast.Name)
         and test.func.id == "isinstance"
         and len(test.args) == 2
-        and isinstance(test.args[0], ast.Name)
+        and (name := subject(test.args[0])) is not None
     ):
-        return [(test.args[0].id, test.args[1])], []
+        return [(name, test.args[1], True)], [(name, test.args[1], False)]
+    if (  # `type(x) is C`: x is a C (exactly: what is not may still be one's subclass)
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is | ast.Eq)
+        and isinstance(test.left, ast.Call)
+        and isinstance(test.left.func, ast.Name)
+        and test.left.func.id == "type"
+        and len(test.left.args) == 1
+        and (name := subject(test.left.args[0])) is not None
+    ):
+        return [(name, test.comparators[0], True)], []
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return [f for v in test.values for f in narrowing(v)[0]], []
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [], [f for v in test.values for f in narrowing(v)[1]]
     return [], []
 
 
-__all__ = ["Fact", "Scopes", "narrowing"]
+def _target(node: ast.expr) -> ast.expr:
+    """What a walrus binds stands for its value in a test: `(m := f())` is `m`."""
+    return node.target if isinstance(node, ast.NamedExpr) else node
+
+
+def subject(node: ast.expr) -> str | None:
+    """The name a test may narrow: `x`, or `self.x` (an attribute of a name: its type
+    is kept under that key until the name or the attribute is bound again)."""
+    node = _target(node)
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
+__all__ = ["Fact", "Scopes", "narrowing", "subject"]

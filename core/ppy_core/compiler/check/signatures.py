@@ -169,15 +169,20 @@ def resolve(
     if not functions:
         return None
     unknown = UNKNOWN in args.positional or UNKNOWN in args.keywords.values()
+    # an Any argument fits overloads it may not be of (`d.get(k, record["id"])` fits
+    # `get(k, None)`): the first that fits answers only if every other that fits agrees
+    vague = ANY in args.positional or ANY in args.keywords.values()
     answers = []
     for function in functions:
         bindings = fit(function, module, subst, args, bound=bound)
         if bindings is None:
             continue
         answer = convert(function.returns, module, {**subst, **bindings})
-        if not unknown:
+        if not unknown and not vague:
             return answer
         answers.append(answer)
+    if vague and not unknown and answers:
+        return answers[0] if all(a == answers[0] for a in answers) else ANY
     if unknown:
         every = {convert(f.returns, module, subst) for f in functions}
         return every.pop() if len(every) == 1 else UNKNOWN
@@ -254,8 +259,10 @@ def _match(
     special = typing_form(module, node)
     if special in ("Any", "Incomplete"):
         return True
-    if isinstance(node, ast.Name) and node.id not in subst and special is None:
-        found = definition(module, node.id)
+    if isinstance(node, ast.Name) and node.id not in subst:
+        found = definition(module, node.id)  # (`_typeshed`'s aliases are no typing form)
+        if special is not None and (found is None or not found[0].startswith("_typeshed")):
+            found = None
         alias = alias_value(found[1].ast) if found is not None else None
         if alias is not None and found is not None:  # `_ActionType = Callable[...] | str`
             return _match(alias, found[0], given, constant, subst, bindings)
@@ -312,11 +319,23 @@ def accepts(expected: Type, given: Type) -> bool:
     if len(members(expected)) > 1:
         return any(accepts(e, given) for e in members(expected))
     if expected == FUNCTION:
-        return given in _CALLABLE
+        return _callable(given)
     ref = class_of(expected)
     if ref is None:
         return expected == given
     return view_as(given, ref[0]) is not None
+
+
+def _callable(t: Type) -> bool:
+    """Whether a value of type `t` may be called: a function, a class, or an instance
+    of a class with `__call__` (`types.FunctionType`, `functools.partial`); an object of
+    a class the stubs do not hold may be (nothing says otherwise)."""
+    if t in _CALLABLE:
+        return True
+    ref = class_of(t)
+    if ref is None or isinstance(t, TupleType):
+        return False  # (an array, a scalar, None, a tuple)
+    return stdlib.class_info(ref[0]) is None or find_member(t, "__call__") is not None
 
 
 def iterate(t: Type) -> Type:

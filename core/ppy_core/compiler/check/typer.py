@@ -129,6 +129,10 @@ class CheckTyper(Typer, Scopes):
 
     # -- expressions --------------------------------------------------------------------
     def expr(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            narrowed = self.env.get(f"{node.value.id}.{node.attr}")  # `scopes.subject`
+            if narrowed is not None:
+                return narrowed
         entry = self.check_memo.get(id(node))
         if entry is not None and entry[0] is node and entry[1] is conv and entry[2] == len(conv):
             return entry[3]

@@ -19,19 +19,23 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ppy_core.compiler.check import signatures
+from ppy_core.compiler.check import local, signatures
 from ppy_core.compiler.check.contradictions import contradicts
+from ppy_core.compiler.check.flow import Env, join, stored
 from ppy_core.compiler.check.hints import names_dtype
-from ppy_core.compiler.check.statements import bound_names, expressions, instance, leaves
+from ppy_core.compiler.check.statements import bound_names, expressions, instance
 from ppy_core.compiler.check.typer import CheckTyper, Fact, narrowing
 from ppy_core.compiler.check.types import (
+    ANY,
     BYTES,
     STR,
     class_of,
     generic,
+    members,
+    without_none,
 )
 from ppy_core.compiler.check.types import name as _name
-from ppy_core.diagnostics import Diagnostic, Location
+from ppy_core.diagnostics import Diagnostic, Location, Severity
 from ppy_core.ir.types import (
     F64,
     I1,
@@ -42,6 +46,8 @@ from ppy_core.ir.types import (
     Type,
 )
 
+#: the standard library's calls that never return
+_EXITS = frozenset(("sys.exit", "os._exit", "os.abort", "typing.assert_never"))
 #: expression kinds whose Unknown is worth naming (the rest inherit a child's)
 _ROOTS = (ast.Name, ast.Attribute, ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Compare)
 _SCALARS = (F64, I64, I1)
@@ -60,6 +66,11 @@ class FunctionCheck:
     #: names bound to an Unknown already reported where it started: not reported again
     reported: set[str] = field(default_factory=set)
     _grew: bool = False  # whether the statement being checked reported anything
+    #: whether the statement being checked is reached (no return, raise, break or
+    #: continue before it on this path): a path that left joins nothing after it
+    _live: bool = True
+    #: per loop being checked: the names' types at each `break`, and at each `continue`
+    _loops: list[tuple[list[Env], list[Env]]] = field(default_factory=list)
 
     @property
     def _generator(self) -> bool:
@@ -114,6 +125,12 @@ class FunctionCheck:
         self._grew = len(self.findings) > before
         self._bind_statement(stmt)
         self._mark(stmt)
+        if isinstance(stmt, ast.Break | ast.Continue) and self._loops and self._live:
+            self._loops[-1][isinstance(stmt, ast.Continue)].append(dict(self.typer.env))
+        if isinstance(stmt, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            self._live = False
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            self._live = self._live and not self._no_return(stmt.value)
 
     def _mark(self, stmt: ast.stmt) -> None:
         """Names `stmt` bound to an Unknown it reported are not reported again."""
@@ -139,14 +156,8 @@ class FunctionCheck:
             )
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             pass  # the operator's type is checked as an expression; the name keeps its type
-        elif isinstance(stmt, ast.For | ast.AsyncFor):
-            self._bind(stmt.target, signatures.iterate(self._type(stmt.iter)))
-            self._mark(stmt)  # before the body, which uses the target
-            self._block(stmt.body)
-            self._block(stmt.orelse)
-        elif isinstance(stmt, ast.While):  # `while tb is not None:` narrows the body
-            self._narrowed(narrowing(stmt.test)[0], stmt.body)
-            self._block(stmt.orelse)
+        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            self._loop(stmt)
         elif isinstance(stmt, ast.If):
             self._if(stmt)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
@@ -155,20 +166,18 @@ class FunctionCheck:
                     entered = self._entered(self._type(item.context_expr), stmt)
                     self._bind(item.optional_vars, entered)
             self._mark(stmt)
-            self._block(stmt.body)
+            points = [self._state()]
+            for inner in stmt.body:
+                self._statement(inner)
+                points.append(self._state())
+            if not self._live:  # a manager may swallow what left (`suppress(KeyError)`)
+                self._meet(points)
         elif isinstance(stmt, ast.Assert):  # what follows runs only if the test held
             self._narrow(narrowing(stmt.test)[0])
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             self._import(stmt)
-        elif isinstance(stmt, ast.Try):
-            self._block(stmt.body)
-            for handler in stmt.handlers:
-                if handler.name is not None:
-                    caught = self._type(handler.type) if handler.type is not None else UNKNOWN
-                    self.typer.env[handler.name] = instance(caught, handler.type)
-                self._block(handler.body)
-            self._block(stmt.orelse)
-            self._block(stmt.finalbody)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            self._try(stmt)
         elif (
             isinstance(stmt, ast.Return)
             and self.checked
@@ -186,6 +195,24 @@ class FunctionCheck:
             else:
                 annotation = getattr(self.node, "returns", None)  # (a module has none)
                 self._contradiction(stmt.value, self.returns, annotation, "", "E1005")
+
+    def _no_return(self, call: ast.Call) -> bool:
+        """Whether a call never returns (`sys.exit()`, `self.fail(...)` of a method
+        annotated `NoReturn`): what follows it on its path is not reached."""
+        func = call.func
+        if self.typer.qualname(func) in _EXITS:
+            return True
+        node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        if isinstance(func, ast.Name) and func.id not in self.typer.env:
+            node = self.typer.functions.get(func.id)
+        elif isinstance(func, ast.Attribute):
+            owner = class_of(self._type(func.value))
+            if owner is not None:
+                node = local.method(self.typer, owner[0], func.attr)
+        if node is None or node.returns is None:
+            return False
+        text = ast.unparse(node.returns).strip("'\"")
+        return text.rpartition(".")[2] in ("NoReturn", "Never")
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """An import inside a function binds its names there, as at the top."""
@@ -213,23 +240,95 @@ class FunctionCheck:
 
     def _if(self, stmt: ast.If) -> None:
         """The branches, each with the names its test narrows (`if x:`, `if x is not
-        None:` drop None from x's type in the body, `if x is None:` in the else); a
-        branch that always leaves (return, raise, ...) narrows what follows."""
+        None:` drop None from x's type in the body, `if x is None:` in the else); what
+        follows sees the branches joined, of those that did not leave (return, raise,
+        ...): after `if x is None: return`, x is not None."""
         yes, no = narrowing(stmt.test)
-        self._narrowed(yes, stmt.body)
-        self._narrowed(no, stmt.orelse)
-        if leaves(stmt.body):
-            self._narrow(no)
-        elif stmt.orelse and leaves(stmt.orelse):
-            self._narrow(yes)
+        entry = self._state()
+        self._narrow(yes)
+        self._block(stmt.body)
+        body = self._state()
+        self._restore(entry)
+        self._narrow(no)
+        self._block(stmt.orelse)
+        self._meet([body, self._state()])
 
-    def _narrowed(self, facts: list[Fact], body: list[ast.stmt]) -> None:
-        before = {n: self.typer.env[n] for n, _ in facts if n in self.typer.env}
-        narrowed = self._narrow(facts)
-        self._block(body)
-        for n, old in before.items():
-            if self.typer.env.get(n) == narrowed.get(n):
-                self.typer.env[n] = old  # not rebound in the branch: as it was
+    def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While) -> None:
+        """A loop's body runs with the names as they are on entry joined with what
+        its own iterations leave (typed once first, its findings dropped, when it
+        rebinds a name: `found = None; break` on one iteration is seen on the next);
+        what follows sees the entry, each iteration's end and each `break` joined."""
+        head = self._state()
+        if stored(stmt.body) & head[0].keys():
+            kept = len(self.findings)
+            head = self._iterations(stmt, head)[0]
+            del self.findings[kept:]  # (found again, from the joined names)
+        normal, breaks = self._iterations(stmt, head)
+        self._restore(normal)
+        if isinstance(stmt, ast.While):
+            if isinstance(stmt.test, ast.Constant) and stmt.test.value:
+                self._live = False  # `while True:` ends only by a `break`
+            self._narrow(narrowing(stmt.test)[1])
+        self._block(stmt.orelse)  # (it runs when the loop ends without a `break`)
+        self._meet([self._state(), *((b, True) for b in breaks)])
+
+    def _iterations(
+        self, stmt: ast.For | ast.AsyncFor | ast.While, head: tuple[Env, bool]
+    ) -> tuple[tuple[Env, bool], list[Env]]:
+        """The body typed once from `head`: the names joined over the head, the body's
+        end and each `continue` (where the next iteration starts, or the loop ends
+        normally), and the names at each `break`."""
+        self._restore(head)
+        self._loops.append(([], []))
+        if isinstance(stmt, ast.While):  # `while tb is not None:` narrows the body
+            self._narrow(narrowing(stmt.test)[0])
+        else:
+            self._bind(stmt.target, signatures.iterate(self._type(stmt.iter)))
+            self._mark(stmt)  # before the body, which uses the target
+        self._block(stmt.body)
+        breaks, continues = self._loops.pop()
+        self._meet([head, self._state(), *((c, True) for c in continues)])
+        return self._state(), breaks
+
+    def _try(self, stmt: ast.Try | ast.TryStar) -> None:
+        """A handler runs from any point of the body: the names joined over the body's
+        statements; what follows joins the body's end (and `else`) with each handler's."""
+        points = [self._state()]
+        for inner in stmt.body:
+            self._statement(inner)
+            points.append(self._state())
+        ends = []
+        self._block(stmt.orelse)
+        ends.append(self._state())
+        for handler in stmt.handlers:
+            self._restore(points[0])
+            self._meet(points)
+            self._live = True
+            if handler.name is not None:
+                caught = self._type(handler.type) if handler.type is not None else UNKNOWN
+                self.typer.env[handler.name] = instance(caught, handler.type)
+            self._block(handler.body)
+            ends.append(self._state())
+        self._meet(ends)
+        live = self._live
+        self._block(stmt.finalbody)
+        self._live = self._live and live
+
+    def _state(self) -> tuple[Env, bool]:
+        return dict(self.typer.env), self._live
+
+    def _restore(self, state: tuple[Env, bool]) -> None:
+        self.typer.env.clear()
+        self.typer.env.update(state[0])
+        self._live = state[1]
+
+    def _meet(self, paths: list[tuple[Env, bool]]) -> None:
+        """The names where `paths` meet: those that reach it joined (all, if none
+        does: what follows is never reached, and types as before)."""
+        reached = [env for env, live in paths if live]
+        self.typer.env.clear()
+        self.typer.env.update(join(reached or [env for env, _ in paths]))
+        self._live = bool(reached)
 
     def _narrow(self, facts: list[Fact]) -> dict[str, Type]:
         return self.typer.narrow(facts)
@@ -307,7 +406,7 @@ class FunctionCheck:
         """Operands Python itself refuses (`array + "s"`, `None * x`): no plugin accepted
         them, and no Python rule makes them valid. True when reported."""
         left, right = types.get(id(node.left), UNKNOWN), types.get(id(node.right), UNKNOWN)
-        if UNKNOWN in (left, right) or types.get(id(node)) is not UNKNOWN:
+        if {left, right} & {UNKNOWN, ANY} or types.get(id(node)) is not UNKNOWN:
             return False
         op = type(node.op).__name__
         texts = (STR, BYTES)
@@ -336,16 +435,49 @@ class FunctionCheck:
         """`value` against what `annotation` declares: assigned to `name` (E1009), or
         returned (E1005, no name)."""
         found = self._type(value)
-        why = contradicts(found, declared, dtype=names_dtype(annotation, self.typer.qualname))
+        dtype = names_dtype(annotation, self.typer.qualname)
+        why = contradicts(found, declared, dtype=dtype)
         if why is None:
             return
+        severity: Severity = "error"
+        if (
+            found != NONE
+            and NONE in members(found)
+            and self._from_stub(value)
+            and contradicts(without_none(found), declared, dtype=dtype) is None
+        ):  # a stub's "or None" (`tzinfo.tzname(dt)`): whether this call's can be, no
+            if not self.strict:  # one knows: not an error; strict mode names it
+                return
+            severity, why = "note", f"{why} (a stub says it may be None)"
+        if not self.checked and not isinstance(self.node, ast.Module):
+            if not self.strict:  # (a function with no annotation is not checked, as
+                return  # mypy's default: its annotated variable, under strict only)
+            severity, why = "note", f"{why} (in a function with no annotation)"
         verb, where = ("assigned to", f"`{name}`") if name else ("returned from", "this function")
         self._find(
             value,
             code if "dtype" not in why and "shape" not in why else "E1007",
             f"{_name(found)} {verb} {where}, annotated {_name(declared)}: {why}",
             "fix the annotation or the value; PPy trusts annotations when it compiles",
+            severity,
         )
+
+    def _from_stub(self, value: ast.expr) -> bool:
+        """Whether `value` is what a stub's call or member gives (not this project's
+        own function, method or attribute, whose annotation is the project's word)."""
+        if not isinstance(value, ast.Call | ast.Attribute | ast.Subscript):
+            return False
+        target = value.func if isinstance(value, ast.Call) else value
+        if isinstance(target, ast.Name):
+            return target.id not in self.typer.functions and target.id not in self.typer.env
+        owner = target.value if isinstance(target, ast.Attribute | ast.Subscript) else None
+        if owner is None:
+            return False
+        if self.typer.module_name(owner):
+            qualname = self.typer.qualname(target)
+            return qualname is not None and self.typer.typed(qualname)
+        found = class_of(self._type(owner))
+        return found is not None and found[0] not in self.typer.class_nodes
 
     def _unknown(self, node: ast.expr) -> None:
         text = ast.unparse(node)
@@ -379,8 +511,11 @@ class FunctionCheck:
                 return f"`{target.attr}` of {_name(owner)} is not modelled"
         return "no plugin types this expression"
 
-    def _find(self, node: ast.AST, code: str, message: str, hint: str) -> None:
-        self.findings.append(Diagnostic(code, message, hint, self.typer.location(node)))
+    def _find(
+        self, node: ast.AST, code: str, message: str, hint: str, severity: Severity = "error"
+    ) -> None:
+        location = self.typer.location(node)
+        self.findings.append(Diagnostic(code, message, hint, location, severity))
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
