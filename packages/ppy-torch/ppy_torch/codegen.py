@@ -165,9 +165,7 @@ def _statement(node: Node) -> str:
         test = f"{_plain(node.lhs)} {node.op} {_plain(node.rhs)}"
         return f'  if (!({test})) throw std::runtime_error("assert");  // {node.text()}'
     if isinstance(node, Arange):
-        options = "at::TensorOptions().dtype(at::kLong)"
-        if node.like is not None:
-            options += f".device({_var(node.like)}.device())"
+        options = f"at::TensorOptions().dtype(at::kLong).device({_var(node.like)}.device())"
         return (
             f"  at::Tensor {_var(node.result)} = at::arange(at::Scalar({_plain(node.start)}), "
             f"at::Scalar({_plain(node.end)}), {options});  // {node.text()}"

@@ -50,7 +50,8 @@ class ForwardSteps:
         if not (isinstance(lhs, Const) and isinstance(rhs, Const)):
             raise _refuse(node, f"`{ast.unparse(node)}` is no constant")
         fold = _COMPARE.get(type(node.ops[0]))
-        if fold is None:
+        identity = isinstance(node.ops[0], ast.Is | ast.IsNot)
+        if fold is None or (identity and lhs.value is not None and rhs.value is not None):
             raise _refuse(node, f"`{ast.unparse(node)}`: the comparison stays Python")
         return Const(bool(fold(lhs.value, rhs.value)))
 
@@ -95,6 +96,8 @@ class ForwardSteps:
                 raise _refuse(node, f"arange: `{kw.arg}` stays Python")
         if len(bounds) != 2 or not long or not all(_int_arg(b) for b in bounds):
             raise _refuse(node, "arange: int bounds and dtype=torch.long only")
+        if like is None:  # torch's default device may be set: eager's, not the CPU
+            raise _refuse(node, "arange: the device of a tensor only")
         result = self.fresh(TENSOR)
         self.nodes.append(Arange(bounds[0], bounds[1], like, result))  # type: ignore[arg-type]
         return result

@@ -163,18 +163,18 @@ class IntCheck:
 
 @dataclass(frozen=True, slots=True)
 class Arange:
-    """`%r = aten.arange.start(start, end, dtype=long)` on the device of `like` (or
-    the CPU): `torch.arange(0, t, dtype=torch.long, device=idx.device)`."""
+    """`%r = aten.arange.start(start, end, dtype=long)` on the device of `like`:
+    `torch.arange(0, t, dtype=torch.long, device=idx.device)`."""
 
     start: Value | Const
     end: Value | Const
-    like: Value | None
+    like: Value
     result: Value
 
     def text(self) -> str:
-        where = f", device={self.like.text()}.device" if self.like is not None else ""
         bounds = f"{self.start.text()}, {self.end.text()}"
-        return f"{self.result.text()} = aten.arange.start({bounds}, dtype=long{where})"
+        where = f"device={self.like.text()}.device"
+        return f"{self.result.text()} = aten.arange.start({bounds}, dtype=long, {where})"
 
 
 @dataclass(frozen=True, slots=True)
