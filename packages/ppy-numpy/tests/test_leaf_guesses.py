@@ -71,6 +71,14 @@ def squares(d, s):
 
 def axpy(a, b, alpha=1.5, n=2):
     return alpha * a + b * n - a
+
+
+def bins(rmax, npt, radius):
+    out = 0
+    for i in range(npt):
+        r1 = rmax * i / npt
+        out += r1 * 2 + radius
+    return out
 """
 
 
@@ -102,6 +110,13 @@ def test_shape_arithmetic_is_no_site(pair: Pair) -> None:
     assert pair.records("conv2d") == []
     x = np.zeros((2, 7, 6, 3))
     assert pair.fast.conv2d(x, np.zeros((3, 3))) == pair.plain.conv2d(x, np.zeros((3, 3)))
+
+
+def test_a_tree_with_a_loop_counter_is_no_site(pair: Pair) -> None:
+    """`rmax * i / npt` (NPBench's azimint_naive): scalar code in a loop; typing `i`
+    an int would make its number leaves guessed arrays a guard refuses each time."""
+    assert all("rmax * i" not in r["text"] for r in pair.records("bins"))
+    assert pair.fast.bins(2.0, 5, 0.5) == pair.plain.bins(2.0, 5, 0.5)
 
 
 def test_an_int_leaf_keeps_its_type_beside_guessed_arrays(pair: Pair) -> None:

@@ -103,15 +103,15 @@ class BodyScope:
         return self._may(node, library, typer, frozenset())
 
     def python_int(self, node: ast.expr, typer: Typer, seen: frozenset[str] = frozenset()) -> bool:
-        """Surely a Python int where it is read, whatever the arguments are: a loop
-        counter, `len(...)`, an array's `x.shape[k]`, `x.ndim` or `x.size`, `+ - * // %`
-        of such and int literals, and names bound once to those. Such a leaf is never
-        guessed an array: shape arithmetic would be a site that refuses every call."""
+        """Surely a Python int where it is read, whatever the arguments are: `len(...)`,
+        an array's `x.shape[k]`, `x.ndim` or `x.size`, `+ - * // %` of such and int
+        literals, and names bound once to those. Such a leaf is never guessed an array:
+        shape arithmetic would be a site that refuses every call. (A loop counter stays
+        untyped, so a tree holding one is none: `rmax * i / npt` in a loop is scalar
+        code whose other leaves are numbers, and a guard would refuse it each time.)"""
         if isinstance(node, ast.Constant):
             return type(node.value) is int
         if isinstance(node, ast.Name):
-            if node.id in self.counters:
-                return True
             value = self.assigned.get(node.id)
             if value is None or node.id in seen or node.id in typer.imports:
                 return False
