@@ -9,8 +9,8 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ppy_core.compiler.check import signatures
-from ppy_core.compiler.check.types import generic, members, union, without_none
+from ppy_core.compiler.check import signatures, stdlib
+from ppy_core.compiler.check.types import ANY, class_of, generic, members, union, without_none
 from ppy_core.interface.plugin import Converge
 from ppy_core.ir.types import NONE, UNKNOWN, OpaqueType, TensorType, TupleType, Type
 
@@ -110,8 +110,8 @@ class Scopes:
                 found = union([self.annotation(c) for c in classes])
                 if found is UNKNOWN:
                     continue  # a class nothing types: the name keeps its type
-                if not held:  # `not isinstance(x, C)`: x's members that are no C
-                    kept = [m for m in members(self.env[n]) if not _instance_of(m, found)]
+                if not held:  # `not isinstance(x, C)`: x's members that may be no C
+                    kept = [m for m in members(self.env[n]) if not _surely(m, found)]
                     found = union(kept) if kept else UNKNOWN
                 else:
                     kept = [m for m in members(self.env[n]) if _instance_of(m, found)]
@@ -158,6 +158,21 @@ def _instance_of(value: Type, cls: Type) -> bool:
             for c in members(cls)
         )
     return signatures.accepts(cls, value)
+
+
+def _surely(value: Type, cls: Type) -> bool:
+    """Whether a value of type `value` is certainly an instance of what `cls` types: its
+    class is one of them, or a standard-library class deriving from one (a class read
+    from a project's source, or Any, may be anything)."""
+    for c in members(cls):
+        if value == c:
+            return True
+        ref, target = class_of(value), class_of(c)
+        if ref is None or target is None or value == ANY or not stdlib.is_stdlib(ref[0]):
+            continue
+        if signatures.view_as(value, target[0]) is not None:
+            return True
+    return False
 
 
 #: what a test proves of a name: not None (class None), or whether (the bool) it is an

@@ -186,6 +186,24 @@ def resolve(
     if unknown:
         every = {convert(f.returns, module, subst) for f in functions}
         return every.pop() if len(every) == 1 else UNKNOWN
+    return _each_member(functions, module, subst, args, bound=bound)
+
+
+def _each_member(
+    functions: Sequence[ast.FunctionDef], module: str, subst: Subst, args: Args, *, bound: bool
+) -> Type | None:
+    """A union argument no one overload takes (`ast.parse(bytes | str)`, where paths
+    met): each of its members resolved on its own, their answers' union."""
+    for i, given in enumerate(args.positional):
+        if len(members(given)) > 1:
+            answers = []
+            for member in members(given):
+                positional = (*args.positional[:i], member, *args.positional[i + 1 :])
+                one = Args(positional, args.keywords, args.constants, args.kw_constants)
+                answers.append(resolve(functions, module, subst, one, bound=bound))
+            if any(a is None for a in answers):
+                return None
+            return union(a for a in answers if a is not None)
     return None
 
 
