@@ -48,9 +48,9 @@ from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_inline import InlineForms, module_helpers
 from ppy_core.compiler.frontend.loops_ints import NarrowInts
 from ppy_core.compiler.frontend.loops_locals import local_arrays
+from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.compiler.frontend.loops_vector import VectorStatements
 from ppy_core.compiler.frontend.loops_versions import split_versions
-from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.ir.core import Block, Operation, Region, Value
 from ppy_core.ir.dialects import loops as L
 from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
