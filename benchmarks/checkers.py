@@ -18,8 +18,9 @@ matched against `check_real/triage.json`, where each was judged once by hand: a 
 bug (the line raises when it runs) or a false report, with the reason.
 
 Last, clean code: sixteen released, tested libraries at pinned versions (their own
-venv, `benchmarks/.venv-clean`), where `ppy check` must report nothing in those
-classes, each library checked as a project of its own.
+venv, `benchmarks/.venv-clean`), each checked as a project of its own, where `ppy
+check` must report no error at all: neither in those classes nor of the typed pass
+(annotations contradicted, operands Python refuses).
 
     python benchmarks/checkers.py          # tools that are not installed are skipped
     python benchmarks/checkers.py --real   # the real-code corpus and the clean code
