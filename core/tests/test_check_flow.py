@@ -83,6 +83,24 @@ def test_paths_that_meet_are_joined(tmp_path: Path) -> None:
             for word in words:
                 print(word)
             return found
+
+
+        def until(items: list[str | None]) -> str:
+            i = 0
+            while True:
+                item = items[i]
+                if item is not None:
+                    break
+                i += 1
+            return item
+
+
+        def last(items: list[str | None]) -> str:
+            for item in items:
+                if item is None:
+                    continue
+                return item
+            return ""
         """,
     )
     assert _lines(findings) == [(40, "E1005")]  # (the twin: None on every path)
