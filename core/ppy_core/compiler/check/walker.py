@@ -301,9 +301,8 @@ class FunctionCheck:
         self._block(stmt.orelse)
         ends.append(self._state())
         for handler in stmt.handlers:
-            self._restore(points[0])
             self._meet(points)
-            self._live = True
+            self._live = points[0][1]  # (reached if the `try` is, whatever its body did)
             if handler.name is not None:
                 caught = self._type(handler.type) if handler.type is not None else UNKNOWN
                 self.typer.env[handler.name] = instance(caught, handler.type)
