@@ -182,6 +182,45 @@ def test_what_a_test_proves_narrows_what_follows(tmp_path: Path) -> None:
     assert "int | str is not int" in findings[1].message
 
 
+def test_a_test_inside_an_expression_narrows_its_parts(tmp_path: Path) -> None:
+    """`[m] if m else []`, `name and name.upper()`: the parts after the test are typed
+    with what it proved; a walrus in it stays bound after (compiler/check/finder.py)."""
+    findings = _check(
+        tmp_path,
+        """
+        import re
+
+
+        def first(module: str | None, aliases: list[str]) -> str:
+            names = [module] if module else aliases
+            return names[0]
+
+
+        def upper(name: str | None) -> str:
+            return (name and name.upper()) or ""
+
+
+        def group(text: str) -> str:
+            if (m := re.match("a", text)) and m.group(0):
+                return m.group(0)
+            return ""
+
+
+        def twin_first(module: str | None, aliases: list[str]) -> str:
+            names = [module] if aliases else aliases
+            return names[0]
+
+
+        def twin_pair(pair: tuple[str | None, int]) -> str:
+            return pair[0]
+        """,
+        strict=True,
+    )
+    assert _lines(findings) == [(22, "E1005"), (26, "E1005")]
+    assert "str | None is not str" in findings[-1].message  # (the None is the project's)
+    assert [f for f in findings if f.code == "E1001"] == []
+
+
 def test_an_attribute_a_test_proved_keeps_it_until_rebound(tmp_path: Path) -> None:
     """`if self.x is not None: return self.x` (click, jinja2, pytest, hypothesis); an
     attribute assigned holds what was assigned; an unnarrowed one is still reported."""

@@ -278,10 +278,10 @@ def _match(
     if special in ("Any", "Incomplete"):
         return True
     if isinstance(node, ast.Name) and node.id not in subst:
-        found = definition(module, node.id)  # (`_typeshed`'s aliases are no typing form)
-        if special is not None and (found is None or not found[0].startswith("_typeshed")):
-            found = None
+        found = definition(module, node.id)
         alias = alias_value(found[1].ast) if found is not None else None
+        if special is not None and not (found and alias and _literals(alias, found[0])):
+            alias = None  # (but `_typeshed`'s modes are literals: `open(p, "rb")` is binary)
         if alias is not None and found is not None:  # `_ActionType = Callable[...] | str`
             return _match(alias, found[0], given, constant, subst, bindings)
     if isinstance(node, ast.Name) and node.id in subst:
@@ -291,6 +291,19 @@ def _match(
     if expected is UNKNOWN:
         return True  # a construct this reader does not model: no evidence against
     return accepts(expected, given)
+
+
+def _literals(node: ast.expr, module: str, depth: int = 0) -> bool:
+    """Whether a stub alias is literals only (`OpenTextMode`: unions of `Literal[...]`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _literals(node.left, module, depth) and _literals(node.right, module, depth)
+    if isinstance(node, ast.Subscript):
+        return typing_form(module, node.value) == "Literal"
+    if isinstance(node, ast.Name) and depth < 4:
+        found = definition(module, node.id)
+        alias = alias_value(found[1].ast) if found is not None else None
+        return alias is not None and found is not None and _literals(alias, found[0], depth + 1)
+    return False
 
 
 def _match_subscript(

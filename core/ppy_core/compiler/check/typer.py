@@ -187,13 +187,49 @@ class CheckTyper(Typer, Scopes):
         return python_arithmetic(type(node.op).__name__, (operand,), bools=True) or UNKNOWN
 
     def _expr_BoolOp(self, node: ast.BoolOp, conv: Mapping[int, Converge]) -> Type:
-        parts = [self.expr(v, conv) for v in node.values]
+        """Each part typed with what the parts before it proved (`x and x.name`)."""
+        side, parts = 0 if isinstance(node.op, ast.And) else 1, []
+        undo: dict[str, tuple[Type, Type | None]] = {}
+        try:
+            for value in node.values:
+                parts.append(self.expr(value, conv))
+                self._narrow_for(narrowing(value)[side], undo)
+        finally:
+            self._unnarrow(undo)
         if isinstance(node.op, ast.Or):  # every part but the last is taken only if truthy
             return union([*(without_none(p) for p in parts[:-1]), parts[-1]])
         return union(parts)
 
     def _expr_IfExp(self, node: ast.IfExp, conv: Mapping[int, Converge]) -> Type:
-        return union([self.expr(node.body, conv), self.expr(node.orelse, conv)])
+        """The branches typed with what the test proves (`[m] if m else []`)."""
+        yes, no = narrowing(node.test)
+        undo: dict[str, tuple[Type, Type | None]] = {}
+        try:
+            self._narrow_for(yes, undo)
+            body = self.expr(node.body, conv)
+            self._unnarrow(undo)
+            self._narrow_for(no, undo)
+            orelse = self.expr(node.orelse, conv)
+        finally:
+            self._unnarrow(undo)
+        return union([body, orelse])
+
+    def _narrow_for(self, facts: list[Fact], undo: dict[str, tuple[Type, Type | None]]) -> None:
+        """Narrow for part of an expression, keeping in `undo` how to go back."""
+        before = {n: self.env.get(n) for n, _, _ in facts}
+        for n, t in self.narrow(facts).items():
+            undo[n] = (t, undo[n][1] if n in undo else before.get(n))
+
+    def _unnarrow(self, undo: dict[str, tuple[Type, Type | None]]) -> None:
+        """The names narrowed for part of an expression as they were before (unless
+        rebound since: what a walrus in it bound stays bound)."""
+        for n, (t, old) in undo.items():
+            if self.env.get(n) is t:
+                if old is None:
+                    self.env.pop(n, None)
+                else:
+                    self.env[n] = old
+        undo.clear()
 
     def _expr_Compare(self, node: ast.Compare, conv: Mapping[int, Converge]) -> Type:
         if len(node.ops) == 1:

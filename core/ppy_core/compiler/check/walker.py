@@ -29,6 +29,7 @@ from ppy_core.compiler.check.types import (
     ANY,
     BYTES,
     STR,
+    Generic,
     class_of,
     generic,
     members,
@@ -43,6 +44,7 @@ from ppy_core.ir.types import (
     NONE,
     UNKNOWN,
     TensorType,
+    TupleType,
     Type,
 )
 
@@ -466,6 +468,13 @@ class FunctionCheck:
         own function, method or attribute, whose annotation is the project's word)."""
         if not isinstance(value, ast.Call | ast.Attribute | ast.Subscript):
             return False
+        given = [value.slice] if isinstance(value, ast.Subscript) else []
+        given += [value.value] if isinstance(value, ast.Attribute | ast.Subscript) else []
+        if isinstance(value, ast.Call):
+            given += [*value.args, *(k.value for k in value.keywords)]
+            given += [value.func.value] if isinstance(value.func, ast.Attribute) else []
+        if any(_holds_none(self._type(g)) for g in given if not self.typer.module_name(g)):
+            return False  # (`names[0]` of a list[str | None]: the None is the project's)
         target = value.func if isinstance(value, ast.Call) else value
         if isinstance(target, ast.Name):
             return target.id not in self.typer.functions and target.id not in self.typer.env
@@ -525,6 +534,16 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
         ):
             yield child
             yield from _own_nodes(child)
+
+
+def _holds_none(t: Type) -> bool:
+    """Whether None is `t` or one of its members' type arguments (`list[str | None]`)."""
+    return any(
+        m == NONE
+        or (isinstance(m, Generic) and any(_holds_none(a) for a in m.args))
+        or (isinstance(m, TupleType) and any(_holds_none(e) for e in m.elements))
+        for m in members(t)
+    )
 
 
 def _is_none(node: ast.expr) -> bool:
