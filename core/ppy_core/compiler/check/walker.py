@@ -262,9 +262,10 @@ class FunctionCheck:
         what follows sees the entry, each iteration's end and each `break` joined."""
         head = self._state()
         if stored(stmt.body) & head[0].keys():
-            kept = len(self.findings)
+            kept, reported = len(self.findings), set(self.reported)
             head = self._iterations(stmt, head)[0]
             del self.findings[kept:]  # (found again, from the joined names)
+            self.reported = reported
         normal, breaks = self._iterations(stmt, head)
         self._restore(normal)
         if isinstance(stmt, ast.While):
