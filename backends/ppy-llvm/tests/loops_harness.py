@@ -3,8 +3,10 @@ generated programs (`loops_programs`) run against Python on random inputs."""
 
 from __future__ import annotations
 
+import random
 import types
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,20 @@ def load_programs(
     """`count` generated programs of `source` loaded both ways (a module fixture's body)."""
     mod, plain = load_both(factory.mktemp(name), name, source)
     return Programs(mod, plain, prefix, count)
+
+
+def random_programs(
+    factory: pytest.TempPathFactory,
+    name: str,
+    seed: int,
+    count: int,
+    program: Callable[[random.Random, int], str],
+) -> tuple[types.ModuleType, types.ModuleType]:
+    """One module of the `count` functions `program(rng, k)` writes from one seed, loaded
+    both ways (a module fixture's body)."""
+    rng = random.Random(seed)
+    source = "import numpy as np\n\n\n" + "\n\n\n".join(program(rng, k) for k in range(count))
+    return load_both(factory.mktemp(name), name, source)
 
 
 def program_inputs(elements: st.SearchStrategy[Any]) -> dict[str, st.SearchStrategy[Any]]:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome
+from loops_harness import FLOATS, load_both, outcome, random_programs
 
 # NPBench's kernels as written (npbench/benchmarks/polybench/*/*_numpy.py), with
 # their parameters annotated by hand
@@ -238,9 +238,7 @@ COUNT = 32
 
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
-    r = random.Random(20261201)
-    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(r, k) for k in range(COUNT))
-    return load_both(tmp_path_factory.mktemp("loops_dot"), "loops_dot", source)
+    return random_programs(tmp_path_factory, "loops_dot", 20261201, COUNT, _program)
 
 
 def test_random_bodies_compile(bodies) -> None:

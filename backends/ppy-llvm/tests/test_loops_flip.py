@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome
+from loops_harness import FLOATS, load_both, outcome, random_programs
 
 import ppy
 
@@ -137,9 +137,7 @@ COUNT = 14
 
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
-    rng = random.Random(20261201)
-    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(rng, k) for k in range(COUNT))
-    return load_both(tmp_path_factory.mktemp("loops_flip"), "loops_flip", source)
+    return random_programs(tmp_path_factory, "loops_flip", 20261201, COUNT, _program)
 
 
 @settings(

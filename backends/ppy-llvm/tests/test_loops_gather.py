@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome
+from loops_harness import FLOATS, load_both, outcome, random_programs
 
 import ppy
 
@@ -215,9 +215,7 @@ COUNT = 14
 
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
-    rng = random.Random(20261201)
-    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(rng, k) for k in range(COUNT))
-    return load_both(tmp_path_factory.mktemp("gather_bodies"), "gather_bodies", source)
+    return random_programs(tmp_path_factory, "gather_bodies", 20261201, COUNT, _program)
 
 
 @settings(

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome
+from loops_harness import FLOATS, load_both, outcome, random_programs
 
 POLYBENCH = (
     Path(__file__).resolve().parents[3] / "benchmarks/corpus/npbench/npbench/benchmarks/polybench"
@@ -149,9 +149,7 @@ COUNT = 40
 
 @pytest.fixture(scope="module")
 def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, ...]:
-    r = random.Random(20261228)
-    source = "import numpy as np\n\n\n" + "\n\n\n".join(_program(r, k) for k in range(COUNT))
-    return load_both(tmp_path_factory.mktemp("loops_vector"), "loops_vector", source)
+    return random_programs(tmp_path_factory, "loops_vector", 20261228, COUNT, _program)
 
 
 def test_random_bodies_compile(bodies) -> None:
