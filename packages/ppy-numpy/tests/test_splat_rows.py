@@ -11,7 +11,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _npharness import SPECIALS, Pair, call, compile_pair, counting, outcome_difference
+from _npharness import (
+    SPECIALS,
+    Pair,
+    call,
+    compile_pair,
+    counting,
+    generic,
+    outcome_difference,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,10 +77,13 @@ def _rows_calls(pair: Pair, function: str) -> int:
 def _run(
     pair: Pair, function: str, args: tuple[Any, ...], **err: str
 ) -> tuple[dict[str, Any], int]:
-    """Both builds on `args` (bit for bit); (the counters' increase, _splat calls)."""
+    """Both builds on `args` (bit for bit); (the counters' increase, _splat calls).
+    The generic function's speculative sites run: their _splat entry takes the row
+    operands and Python floats they guessed arrays, while an in-process call with a
+    float is answered by its specialization, which types the float (test_leaf_guesses)."""
     before = _splat_calls(pair, function)
     with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), args, **err)
+        got = call(generic(pair, function), args, **err)
     want = call(getattr(pair.plain, function), args, **err)
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     return c, _splat_calls(pair, function) - before
