@@ -43,6 +43,8 @@ def kernel_dtype(leaves: list[Any], kinds: tuple[LeafKind, ...], ops: list[Any])
         code = "E2048" if "f32" in widths else "E2049"
         raise LlvmBackendError(code, f"arrays of {' and '.join(sorted(map(str, widths)))}")
     dtype = widths.pop() if widths else "f64"
+    if dtype is None:  # an array of an element kind no kernel computes in (uint8, say)
+        raise LlvmBackendError("E2103", "arrays of an element kind kernels do not compute in")
     if dtype in ("i64", "i32"):
         _check_int(dtype, ops)
         return dtype
