@@ -21,9 +21,15 @@ from ppy_core import __version__
 from ppy_core.cache.module_key import ModuleKey
 from ppy_core.compiler.deep import MAX_SITE_OPS, run_deep
 from ppy_core.compiler.frontend.contain import is_internal
-from ppy_core.compiler.frontend.lowering import build_site_ir, site_library
+from ppy_core.compiler.frontend.lowering import build_site_ir
 from ppy_core.compiler.frontend.oracle import Oracle
-from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite, SiteFinder, Target
+from ppy_core.compiler.frontend.sites import (
+    ExprSite,
+    FunctionSite,
+    SiteFinder,
+    Target,
+    site_library,
+)
 from ppy_core.compiler.frontend.source import read_source
 from ppy_core.compiler.frontend.transform import (
     PREFIX,

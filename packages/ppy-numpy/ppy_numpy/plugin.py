@@ -87,7 +87,7 @@ class NumpyPlugin(Plugin):
     def speculative_array(self) -> Type | None:
         """Unannotated leaves may be float64 arrays: the dispatcher's guard checks each
         one is an exact, C-contiguous float64 ndarray and runs Python otherwise."""
-        return T.ARRAY
+        return T.GUESS
 
     def subscript(self, ctx: SubscriptContext) -> Type | None:
         if ctx.in_annotation and ctx.qualname in ("numpy.typing.NDArray", "numpy.ndarray"):
@@ -243,7 +243,7 @@ class NumpyPlugin(Plugin):
             ok = len(args) == 1 and _elementwise_result(args, "abs") is not None
             ok = ok and isinstance(args[0], TensorType)
             return Converge("tensor.abs", args[0]) if ok else None
-        if not any(t is UNKNOWN or _is_array(t) for t in args):
+        if not any(_is_array(_guessed(t)) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
         if callee == "numpy.where":
             return _where(args, ctx.constants)
@@ -348,7 +348,7 @@ def _clip(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None
     operands = tuple(args[k] for k in given)
     if len(given) == 1 or not all(map(_fusible, operands)):
         return None
-    if not (isinstance(args[0], TensorType) or args[0] is UNKNOWN):
+    if not isinstance(_guessed(args[0]), TensorType):
         return None  # np.clip of a Python number: NumPy's scalar path
     result = _elementwise_result(operands, "clip")
     if result is None:
@@ -385,11 +385,18 @@ def _is_array(t: Type | None) -> bool:
     return isinstance(t, TensorType) and t.library == T.LIBRARY
 
 
+def _guessed(t: Type) -> Type:
+    """An operand as the fast path takes it: an Unknown one is the guess every
+    unannotated leaf gets (`speculative_array`'s answer; the guard checks it)."""
+    return T.GUESS if t is UNKNOWN else t
+
+
 def _is_float(t: Type) -> bool:
-    """A float64 operand (an array, an f64 scalar, or unknown: the guard checks it)."""
+    """A float64 operand (an array or an f64 scalar, an Unknown one as `_guessed`)."""
+    t = _guessed(t)
     if isinstance(t, TensorType):
         return _is_array(t) and t.element.kind == "f64"
-    return t is UNKNOWN or (isinstance(t, ScalarType) and t.kind == "f64")
+    return isinstance(t, ScalarType) and t.kind == "f64"
 
 
 def _scalar_math(ctx: CallContext) -> bool:
@@ -412,9 +419,10 @@ def _scalar_math(ctx: CallContext) -> bool:
 
 
 def _fusible(t: Type) -> bool:
-    """An operand the fast path may take: a NumPy array, a Python number, or unknown
-    (the run-time guard decides)."""
-    if t is UNKNOWN or _is_array(t):
+    """An operand the fast path may take: a NumPy array or a Python number (an Unknown
+    one as `_guessed`: the run-time guard decides)."""
+    t = _guessed(t)
+    if _is_array(t):
         return True
     return isinstance(t, ScalarType) and t.kind in ("f64", "i64")
 

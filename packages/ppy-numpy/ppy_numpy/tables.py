@@ -12,6 +12,7 @@ I32: Final = ScalarType("i32")
 U8: Final = ScalarType("u8")  # bytes (crc16's data): typed loops' bitwise ops
 U32: Final = ScalarType("u32")  # CSR indices (spmv's): typed loops' indices and bounds
 ARRAY: Final = TensorType(F64, None, LIBRARY)
+GUESS: Final = ARRAY  # what an unannotated leaf is guessed to be (the guard checks it)
 
 DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.float64": F64,

@@ -12,29 +12,21 @@ from ppy_core.ir.dialects.builtin import ConstantOp, FuncOp, ReturnOp
 from ppy_core.ir.types import F64, I1, UNKNOWN, ColumnType, ScalarType, TensorType, Type
 
 
-def leaf_type(t: Type, library: str) -> Type:
-    """What a leaf is taken to be; the runtime guard checks it. Unknown leaves are
-    taken as arrays of the site's library."""
+def leaf_type(t: Type) -> Type:
+    """A leaf's argument type: its recorded type (`ExprSite.leaf_types`, already the
+    guess where one was made: `speculate.guessed_leaf`), a Python number as float64."""
     if isinstance(t, TensorType | ColumnType):
         return t
     if isinstance(t, ScalarType) and t.kind in ("f64", "i64"):
         return F64
     if isinstance(t, ScalarType) and t.kind == "i1":
         return I1
-    return TensorType(F64, None, library)
-
-
-def site_library(site: ExprSite) -> str:
-    for converge in site.conv.values():
-        if isinstance(converge.result, TensorType | ColumnType) and converge.result.library:
-            return converge.result.library
-    return ""
+    raise InternalError(f"leaf of type {t} recorded without a guess")
 
 
 def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
     """The site as `func.func @<id>(leaves...) -> (result)`, one op per tree node."""
-    library = site_library(site)
-    arg_types = [leaf_type(t, library) for t in site.leaf_types]
+    arg_types = [leaf_type(t) for t in site.leaf_types]
     names = [leaf.id if isinstance(leaf, ast.Name) else None for leaf in site.leaves]
     func = FuncOp.build(site.id, arg_types, [], names)
     values: dict[int, Value] = {
@@ -70,4 +62,4 @@ def build_site_ir(site: ExprSite, registry: DialectRegistry) -> FuncOp:
     return func
 
 
-__all__ = ["build_site_ir", "leaf_type", "site_library"]
+__all__ = ["build_site_ir", "leaf_type"]

@@ -23,7 +23,7 @@ from ppy_core.compiler.frontend.specializable import (
     observed_attributes,
     plain_parameters,
 )
-from ppy_core.compiler.frontend.speculate import Speculator
+from ppy_core.compiler.frontend.speculate import Speculator, guessed_leaf
 from ppy_core.compiler.frontend.stores import (
     ASSIGN,
     Store,
@@ -91,6 +91,14 @@ class ExprSite:
             if leaf is node:
                 return i
         return self.repeats.get(id(node))
+
+
+def site_library(site: ExprSite) -> str:
+    """The library of the first array or column a node of `site` converges onto."""
+    for converge in site.conv.values():
+        if isinstance(converge.result, TensorType | ColumnType) and converge.result.library:
+            return converge.result.library
+    return ""
 
 
 @dataclass(slots=True)
@@ -499,7 +507,7 @@ class SiteFinder:
         self.collect(function, root, conv, opts, new)
         bounded = speculation.bounded if speculation is not None else {}
         for site in new:
-            site.leaf_types = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
+            typed = [leaf_typer.expr(leaf, conv) for leaf in site.leaves]
             leaves = [id(leaf) for leaf in site.leaves] + list(site.repeats)
             tests = {ast.dump(t): t for i in leaves for t in bounded.get(i, ())}
             site.tests = list(tests.values())
@@ -507,8 +515,10 @@ class SiteFinder:
                 i
                 for i, leaf in enumerate(site.leaves)
                 if typer.expr(leaf, conv) is UNKNOWN
-                and isinstance(site.leaf_types[i], TensorType | ColumnType)
+                and isinstance(typed[i], TensorType | ColumnType)
             )
+            library, arrays = site_library(site), self.oracle.speculative_arrays()
+            site.leaf_types = [guessed_leaf(t, library, arrays) for t in typed]
         if store is not None:
             self.stores(function, store, root, conv, typer, new)
             if store.form != ASSIGN and not any(s.store is store for s in new):
@@ -706,4 +716,5 @@ __all__ = [
     "FunctionOptions",
     "Specializable",
     "Target",
+    "site_library",
 ]

@@ -37,7 +37,7 @@ from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
-from ppy_core.ir.types import F64, I64, UNKNOWN, TensorType, Type
+from ppy_core.ir.types import F64, I64, UNKNOWN, ColumnType, ScalarType, TensorType, Type
 
 MIN_OPERATIONS = 2
 _BUILTINS = frozenset(dir(builtins))
@@ -49,6 +49,20 @@ Operands = dict[int, list[ast.expr]]
 # tree's first operation, so the call runs only where they hold, else Python's statement
 Bounds = dict[int, list[ast.expr]]
 Converger = Callable[[ast.expr, Typer, dict[int, Converge]], None]
+
+
+def guessed_leaf(t: Type, library: str, arrays: Mapping[str, TensorType]) -> Type:
+    """What a site's leaf typed `t` is taken to be; the guess is decided here only (the
+    run-time guard checks it). An array or a column is itself, and a Python number or
+    bool a number; any other leaf (Unknown: no typing knew it) is the array its site's
+    library lets an unannotated leaf be (`arrays`: `Oracle.speculative_arrays`, from the
+    plugins' `speculative_array`), or, for a library whose plugin offers none (torch's
+    fusion takes an Unknown operand as a tensor), a float64 array of that library."""
+    if isinstance(t, TensorType | ColumnType):
+        return t
+    if isinstance(t, ScalarType) and t.kind in ("f64", "i64", "i1"):
+        return t
+    return arrays.get(library) or TensorType(F64, None, library)
 
 
 @dataclass(slots=True)
