@@ -327,9 +327,7 @@ def load(
         return fallback
     if data.get("blas") and not _blas_ready(library, data, record):
         return fallback
-    if data.get("inplace") and not _inplace_ready(library, data, record):
-        return fallback
-    if data.get("vector") and not _vector_ready(library, data, record):
+    if not _statements_ready(library, data, record):
         return fallback
     fns = []
     for symbol in (str(data["symbol"]), str(data["symbol"]) + "_c"):  # any strides, C order
@@ -362,38 +360,24 @@ def _blas_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
     return False
 
 
-def _inplace_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
-    """Whether the library's in-place array updates (`C *= beta`) are proven to give
-    NumPy's bytes and warnings on this build (`inplace`). Else a warning: Python."""
-    from ppy_numpy._runtime import inplace
+def _statements_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
+    """Whether the library's in-place array updates (`C *= beta`, `inplace`) and array
+    statements (`C[i, :n] += s * x`, `vector`) are proven to give NumPy's bytes and
+    warnings on this build. Else a warning naming what differed: Python runs."""
+    from ppy_numpy._runtime import inplace, vector
 
     key = str(record["unit"]["files"][0]) if record else str(data["symbol"])
-    why = inplace.proven(library, data, key)
-    if why is None:
-        return True
-    warnings.warn(
-        f"ppy: typed loops updating arrays in place run as Python: {why}  [E2042]",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return False
-
-
-def _vector_ready(library: Any, data: Mapping[str, Any], record: Any) -> bool:
-    """Whether the library's array statements (`C[i, :n] += s * x`) are proven to give
-    NumPy's bytes and warnings on this build (`vector`). Else a warning: Python."""
-    from ppy_numpy._runtime import vector
-
-    key = str(record["unit"]["files"][0]) if record else str(data["symbol"])
-    why = vector.proven(library, data, key)
-    if why is None:
-        return True
-    warnings.warn(
-        f"ppy: typed loops with array statements run as Python: {why}  [E2042]",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return False
+    for flag, prover, what in (
+        ("inplace", inplace, "typed loops updating arrays in place"),
+        ("vector", vector, "typed loops with array statements"),
+    ):
+        why = prover.proven(library, data, key) if data.get(flag) else None
+        if why is not None:
+            warnings.warn(
+                f"ppy: {what} run as Python: {why}  [E2042]", RuntimeWarning, stacklevel=3
+            )
+            return False
+    return True
 
 
 #: Python kinds -> the C caller's one-letter codes (see _loopcall.c)
