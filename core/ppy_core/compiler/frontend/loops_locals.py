@@ -1,7 +1,8 @@
 """Typed loops: the arrays a function makes up front and the arrays it returns.
 
 `x = np.zeros_like(b)` / `np.empty_like(b)`, and `x = np.zeros(shape, dtype=b.dtype)` /
-`np.empty(...)` with a tuple shape or a length, as the function's first statements (b a typed
+`np.empty(...)` with a tuple shape, a length or an array's `.shape` (adi's
+`np.empty(u.shape, dtype=u.dtype)`), as the function's first statements (b a typed
 array parameter, x assigned nowhere else) make x one more array of b's element type:
 the runtime site runs exactly those statements in Python before the call (NumPy's
 own allocation, its layout and its errors) and hands the arrays in. A last
@@ -43,7 +44,7 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
     skipped: set[int] = set()
     source: list[str] = []
     for stmt in body:
-        found = _maker(stmt, typer)
+        found = _maker(stmt, typer, arrays)
         if found is None:
             break
         name, base, rank = found
@@ -74,12 +75,15 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
     return Locals(made, frozenset(skipped), tuple(source), returns, single)
 
 
-def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str | TensorType, int | None] | None:
+def _maker(
+    stmt: ast.stmt, typer: Any, arrays: dict[str, Param]
+) -> tuple[str, str | TensorType, int | None] | None:
     """(x, b, None) for `x = np.zeros_like(b)` / `np.empty_like(b)`; (x, b, rank) for
     `x = np.zeros((n, ...), dtype=b.dtype)` / `np.empty(...)`, and rank 1 for a length
     (`np.empty(A_row.size - 1, A_val.dtype)`, spmv's; the dtype by keyword or second);
     (x, the array type the plugins give the call, rank) for a dtype they name
-    (`np.zeros((N, N), np.int32)`, nussinov's)."""
+    (`np.zeros((N, N), np.int32)`, nussinov's); an array's shape, `np.empty(u.shape, ...)`,
+    gives that array's rank."""
     if not (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
@@ -93,12 +97,16 @@ def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str | TensorType, int | Non
     if maker in MAKERS and len(call.args) == 1 and not call.keywords:
         return (name, call.args[0].id, None) if isinstance(call.args[0], ast.Name) else None
     shape = call.args[0]
-    rank = _length(shape) or (
-        len(shape.elts)
-        if isinstance(shape, ast.Tuple)
-        and 1 <= len(shape.elts) <= 2
-        and not any(isinstance(e, ast.Starred) for e in shape.elts)
-        else None
+    rank = (
+        _length(shape)
+        or _shape_rank(shape, arrays)
+        or (
+            len(shape.elts)
+            if isinstance(shape, ast.Tuple)
+            and 1 <= len(shape.elts) <= 2
+            and not any(isinstance(e, ast.Starred) for e in shape.elts)
+            else None
+        )
     )
     given = [k.value for k in call.keywords if k.arg == "dtype"] + call.args[1:]
     if maker not in SHAPED or rank is None or len(given) != 1 or len(call.keywords) > 1:
@@ -115,6 +123,20 @@ def _maker(stmt: ast.stmt, typer: Any) -> tuple[str, str | TensorType, int | Non
         known = isinstance(made, TensorType) and made.library and made.element.kind != "?"
         return (name, made, rank) if known else None
     return name, dtype.value.id, rank
+
+
+def _shape_rank(node: ast.expr, arrays: dict[str, Param]) -> int | None:
+    """The rank of `b.shape`, b a typed array made or passed before (its value is a tuple
+    of that many ints: reading it runs no code of the program)."""
+    if not (
+        isinstance(node, ast.Attribute)
+        and node.attr == "shape"
+        and isinstance(node.value, ast.Name)
+    ):
+        return None
+    array = arrays.get(node.value.id)
+    tensor = array.tensor if array is not None else None
+    return len(tensor.shape) if tensor is not None and tensor.shape is not None else None
 
 
 def _length(node: ast.expr) -> int | None:

@@ -2,7 +2,9 @@
 
 V is a float64 vector view of an array (`C[i, :i + 1]`, `Q[:, k]`), E an
 elementwise expression of + - * / over vector views (or whole 1-D arrays) and
-scalars, holding at least one operation on a view: syrk's
+scalars, holding at least one operation on a view, or for `V = E` a lone scalar
+(a fill: adi's `v[0, 1:N - 1] = 1.0`) or a lone view (a copy,
+`q[1:N - 1, 0] = v[0, 1:N - 1]`): syrk's
 `C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]`, seidel_2d's sum of seven row
 views, gramschmidt's `Q[:, k] = A[:, k] / R[k, k]`. Python's order is kept: the
 scalar parts are evaluated where Python evaluates them (`alpha * A[i, k]` first,
@@ -17,8 +19,9 @@ itself (`late` views, `loads`), so the warnings of what came before are given.
 Refused by name (the function stays Python): an operation NumPy may run through
 its temporary elision with the operands swapped (`A[i, :] + (B[i, :] * s)`:
 a view on the left of a temporary, for + and *), any other scalar that may raise
-after an operation, a view with a step, a lone view on the right (`V += W`,
-`V = W`: NumPy's overlap copy), and anything that is not float64.
+after an operation, a view with a step, a lone view on the right of an update
+(`V += W`: NumPy's overlap copy decides its NaN rule), and anything that is not
+float64.
 """
 
 from __future__ import annotations
@@ -78,12 +81,18 @@ class VectorStatements:
         whole = isinstance(stmt, ast.AugAssign) and isinstance(target, ast.Name)
         if not ((isinstance(target, ast.Subscript) or whole) and self.is_view(target)):
             return False
-        if not self._holds_view(value):
+        # `V = s` fills the view (adi's `v[0, 1:N - 1] = 1.0`); `V op= s` is `inplace`'s
+        fill = op == "set" and isinstance(target, ast.Subscript)
+        if not (self._holds_view(value) or fill):
             return False
         where = f"line {stmt.lineno}: `{ast.unparse(stmt).splitlines()[0]}`"
         if op is None:
             raise Refused(stmt, f"{where}: only = += -= *= /= of array expressions compile")
-        if not isinstance(value, ast.BinOp):
+        # `V = W` copies W's bytes (read whole first where they overlap, as NumPy's copy
+        # does); `V op= W` would hand W itself to the in-place ufunc, whose NaN rule
+        # depends on whether NumPy copied it
+        copy = op == "set" and self.is_view(value)
+        if not (isinstance(value, ast.BinOp) or copy or not self._holds_view(value)):
             raise Refused(
                 stmt,
                 f"{where}: a lone view on the right (NumPy copies it where it overlaps "

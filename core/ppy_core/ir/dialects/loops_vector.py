@@ -38,7 +38,8 @@ class VectorOp(Operation):
     """An array statement. Operands: one array per view (`views[0]` the target),
     then each view's bounds ("i": an index, "s": start and stop, as DotOp's), then
     the scalars (float64), then per element of `loads` its array and its indices.
-    `tree` is E in postfix: "v<k>" view k (k >= 1), "s<j>" scalar j, "e<j>" element
+    `tree` is E in postfix (a lone "s0" fills the target, a lone "v1" copies into
+    it): "v<k>" view k (k >= 1), "s<j>" scalar j, "e<j>" element
     j (float64, read and bounds-checked at that point), or an op of TREE_OPS. Every
     view has exactly one "s" axis. `late`: the views whose index checks this op makes
     at their place in the tree (the target's, 0, after all of E), the others' come
@@ -55,8 +56,8 @@ class VectorOp(Operation):
 
     def verify_extra(self) -> None:
         views, parts = self.attributes["views"], self.operands
-        if len(views) < 2 or len(parts) < len(views):
-            self.fail("a target and at least one view")
+        if len(views) < 1 or len(parts) < len(views):
+            self.fail("a target view")
         bounds = 0
         for k, view in enumerate(views):
             t = parts[k].type
