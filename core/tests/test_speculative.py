@@ -294,3 +294,32 @@ def test_views_of_names_that_may_change_keep_pythons_order(views_taken: None) ->
     assert texts(find(source, ArrayPlugin())) == {
         "(x[1:] - x[:-1]) * 3.0 + p[1:]": ("x[1:]", "x[:-1]", "p[1:]")
     }
+
+
+def test_a_name_bound_earlier_in_a_loop_body_is_steady_there(views_taken: None) -> None:
+    # `un = make()` at the top of a loop body is bound for the body's later lines (every
+    # iteration runs it first): its views are passed by name. Not before it in the body
+    # (the previous iteration's, or unbound), not after the loop, not in a sibling branch,
+    # nor on the assignment's own line
+    source = """
+        import vecs
+        def f(x, n, c):
+            k = 0
+            while k < n:
+                a = (x[1:] - x[:-1]) * 2.0 + un[1:]
+                un = make()
+                if c:
+                    w = make()
+                else:
+                    b = (x[1:] - x[:-1]) * 4.0 + w[1:]
+                for j in range(n):
+                    d = (x[1:] - x[:-1]) * 3.0 + un[1:]
+                k += 1
+            e = (x[1:] - x[:-1]) * 5.0 + un[1:]
+            v = make(); g = (x[1:] - x[:-1]) * 6.0 + v[1:]
+            return a, b, d, e, g
+        """
+    found = find(source, ArrayPlugin())
+    assert texts(found) == {"(x[1:] - x[:-1]) * 3.0 + un[1:]": ("x[1:]", "x[:-1]", "un[1:]")}
+    (site,) = found.expr_sites
+    assert [ast.unparse(a) for a in site.args] == ["x", "un"]

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
-from ppy_core.compiler.frontend.views import deferrable, steady_names, view_of
+from ppy_core.compiler.frontend.views import Bound, deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
 from ppy_core.ir.types import F64, I64, UNKNOWN, ColumnType, ScalarType, TensorType, Type
 
@@ -102,7 +102,7 @@ class BodyScope:
 
     assigned: Mapping[str, ast.expr]  # names bound once, by `name = value`
     counters: frozenset[str]  # loop counters: ints, never arrays
-    steady: Mapping[str, int] = field(default_factory=dict)  # views.steady_names
+    steady: Mapping[str, Bound] = field(default_factory=dict)  # views.steady_names
     numbers: frozenset[str] = frozenset()  # surely Python floats (`number_leaf`)
     defaults: Mapping[str, Type] = field(default_factory=dict)  # `parameter_defaults`
 

@@ -11,8 +11,10 @@ library (no effect: nothing of the program runs); anything else falls back, and 
 fallback expression evaluates `y[:, None]` where Python does. Identical views are one
 kernel operand (reading a view twice or once is the same).
 
-Steady: a function's parameter, or a local its body binds at the top level on an earlier
-line, never deleted (`del`, `except E as name`) nor rebound from a nested function
+Steady: a function's parameter, or a local bound by an assignment on an earlier line of
+the same block as the read or of a block around it (`un = u.copy()` at the top of a loop
+body, read by the body's later statements: the assignment ran before them on every
+path), never deleted (`del`, `except E as name`) nor rebound from a nested function
 (`nonlocal`): reading it before the operations that precede it in Python gives the same
 object and cannot raise. Every other leaf of such a tree is a name, so the call runs no
 code of the program before the operations either. The core describes an index as syntax
@@ -26,6 +28,7 @@ from collections.abc import Iterable, Mapping
 
 #: per item of an index: a slice's [lower, upper, step], or None (a new axis)
 Index = list[list[int | None] | None]
+_END = float("inf")  # a binding of the function's own body holds to its end
 
 
 def view_of(node: ast.expr) -> tuple[str, int] | None:
@@ -59,17 +62,19 @@ def index_record(node: ast.Subscript) -> Index:
     return out
 
 
-def steady_names(func: ast.FunctionDef) -> dict[str, int]:
-    """Steady names of `func` (module docstring) -> the line after which they are bound
-    (0 for parameters)."""
+#: the lines where a steady name is surely bound: (after, until) means every line L
+#: with after < L <= until
+Bound = tuple[tuple[int, float], ...]
+
+
+def steady_names(func: ast.FunctionDef) -> dict[str, Bound]:
+    """Steady names of `func` (module docstring) -> the lines where they are bound: a
+    parameter everywhere, a local from the line after its assignment to the end of the
+    block holding it (the function's body: to its end)."""
     args = func.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    found = {a.arg: 0 for a in params if a is not None}
-    for stmt in func.body:
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                for name in _names(target):
-                    found.setdefault(name, stmt.end_lineno or stmt.lineno)
+    found: dict[str, list[tuple[int, float]]] = {a.arg: [(0, _END)] for a in params if a}
+    _block_bindings(func.body, _END, found)
     unsteady = set()
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
@@ -78,13 +83,38 @@ def steady_names(func: ast.FunctionDef) -> dict[str, int]:
             unsteady.add(node.name)
         elif isinstance(node, ast.Nonlocal | ast.Global):
             unsteady.update(node.names)
-    return {k: v for k, v in found.items() if k not in unsteady}
+    return {k: tuple(v) for k, v in found.items() if k not in unsteady}
 
 
-def deferrable(node: ast.expr, steady: Mapping[str, int]) -> bool:
-    """Is `node` a basic view of a name bound steadily before its line?"""
+def _block_bindings(
+    body: list[ast.stmt], until: float, found: dict[str, list[tuple[int, float]]]
+) -> None:
+    """Record each name a statement of `body` assigns as bound from the line after that
+    statement to `until` (the block's last line), and so for the blocks nested in it;
+    a nested definition's body is another scope."""
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for name in _names(target):
+                    found.setdefault(name, []).append((stmt.end_lineno or stmt.lineno, until))
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                _block_bindings(block, block[-1].end_lineno or block[-1].lineno, found)
+        for handler in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+            block = handler.body
+            if block:
+                _block_bindings(block, block[-1].end_lineno or block[-1].lineno, found)
+
+
+def deferrable(node: ast.expr, steady: Mapping[str, Bound]) -> bool:
+    """Is `node` a basic view of a name surely bound at its line (`steady_names`)?"""
     view = view_of(node)
-    return view is not None and steady.get(view[0], node.lineno) < node.lineno
+    if view is None:
+        return False
+    return any(after < node.lineno <= until for after, until in steady.get(view[0], ()))
 
 
 def share(
@@ -158,6 +188,7 @@ def _names(target: ast.expr) -> Iterable[str]:
 
 
 __all__ = [
+    "Bound",
     "Index",
     "arguments",
     "deferrable",

@@ -1,0 +1,133 @@
+"""Views of locals a loop body binds: `un = u.copy()` at the top of a `while` body, read
+by the body's later stencil statements (NPBench's channel_flow).
+
+The name is surely bound there (the assignment ran first on every path through the
+body), so a store site whose views come after its first operation passes `un` by name
+and the dispatcher takes the views (`ppy_core.compiler.frontend.views`). A local read
+before its binding in the body (the previous iteration's) keeps Python's order: no site.
+Fast calls are NumPy's bytes in every array written, with NaN, inf, -0.0 and subnormals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _npharness import Pair, call, compile_pair, difference, random_array, special_array
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ppy
+
+pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
+
+SOURCE = """\
+import numpy as np
+
+
+def stepper(u, v, dt, n):
+    k = 0
+    while k < n:
+        un = u.copy()
+        vn = v.copy()
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] - vn[1:-1, 1:-1] * dt * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
+        v[1:-1, 1:-1] = vn[1:-1, 1:-1] + un[1:-1, 1:-1] * dt * (vn[1:-1, 2:] - vn[1:-1, 0:-2])
+        k += 1
+    return k
+
+
+def previous(x, n):
+    for k in range(n):
+        if k > 0:
+            x[1:] = (x[1:] - x[:-1]) * 2.0 + xp[1:]
+        xp = x.copy()
+    return x
+"""
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
+
+
+@pytest.fixture(scope="module")
+def pair(project: Path) -> Pair:
+    return compile_pair(project, "views_in_loops", SOURCE)
+
+
+def _counts(pair: Pair, function: str) -> tuple[int, dict[str, int]]:
+    """Fast calls and fallbacks of every site of `function`, its specializations' too."""
+    fast, fallback = 0, {}
+    for key, data in ppy.stats().items():
+        if key.startswith(f"{pair.name}:{function}."):
+            fast += int(data["fast"])
+            for reason, n in data["fallback"].items():
+                fallback[reason] = fallback.get(reason, 0) + int(n)
+    return fast, fallback
+
+
+def _same(
+    pair: Pair,
+    function: str,
+    arrays: list[np.ndarray],
+    rest: tuple[Any, ...],
+    allowed: frozenset[str] = frozenset({"result: nan/zero"}),
+) -> int:
+    """`function(*arrays, *rest)` on copies: value, exception, warnings and every array
+    NumPy's; the fast calls it made (a NaN result may go back to NumPy instead, and
+    whatever fallbacks `allowed` names)."""
+    mine, theirs = [a.copy() for a in arrays], [a.copy() for a in arrays]
+    fast0, fb0 = _counts(pair, function)
+    got = call(getattr(pair.fast, function), (*mine, *rest), all="ignore")
+    want = call(getattr(pair.plain, function), (*theirs, *rest), all="ignore")
+    fast1, fb1 = _counts(pair, function)
+    assert (got.error, got.warnings) == (want.error, want.warnings)
+    assert type(got.value) is type(want.value)
+    assert difference(got.value, want.value) is None, difference(got.value, want.value)
+    for g, w in zip(mine, theirs, strict=True):
+        assert difference(g, w) is None, difference(g, w)
+    falls = {r: n - fb0.get(r, 0) for r, n in fb1.items() if n != fb0.get(r, 0)}
+    assert set(falls) <= allowed, falls
+    return fast1 - fast0
+
+
+def test_the_loop_bodys_stencils_are_sites_passing_names(pair: Pair) -> None:
+    u, v = pair.records("stepper")
+    assert (u["store"], u["args"]) == ("=", ["un", "vn", "dt"])
+    assert (v["store"], v["args"]) == ("=", ["vn", "un", "dt"])
+    assert u["unit"] is not None
+    assert v["unit"] is not None
+    assert not pair.records("previous")  # `xp` may be the last iteration's, or unbound
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 7), (17, 9), (61, 61)])
+def test_the_steps_are_numpys_bytes_and_fast(pair: Pair, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    finite = [rng.standard_normal(shape), rng.standard_normal(shape)]
+    assert _same(pair, "stepper", finite, (0.01, 4)) == 8  # two sites, four steps
+    for make in (random_array, special_array):
+        _same(pair, "stepper", [make(rng, shape), make(rng, shape)], (0.5, 3))
+        _same(pair, "previous", [make(rng, (shape[1],))], (3,))
+    tiny = np.full(shape, 5e-324)
+    zeros = -np.zeros(shape)
+    assert _same(pair, "stepper", [tiny, zeros], (-0.0, 2)) == 4
+    assert _same(pair, "stepper", [finite[0], finite[1]], (0.1, 0)) == 0  # no step
+
+
+def test_empty_and_thin_arrays_answer_as_numpy(pair: Pair) -> None:
+    empty = frozenset({"guard: empty"})  # nothing to compute: NumPy's own no-op
+    for shape in [(0, 0), (2, 5), (1, 1), (5, 2), (0, 3)]:
+        _same(pair, "stepper", [np.ones(shape), np.ones(shape)], (0.1, 2), empty)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    hnp.arrays(np.float64, st.tuples(st.integers(3, 9), st.integers(3, 9)), elements=FLOATS),
+    st.data(),
+)
+def test_hypothesis_steps(pair: Pair, u: np.ndarray, data: st.DataObject) -> None:
+    v = data.draw(hnp.arrays(np.float64, u.shape, elements=FLOATS))
+    dt = data.draw(FLOATS)
+    _same(pair, "stepper", [u, v], (dt, 2))
