@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 
 from ._exp import INLINE_EXP
+from ._hoist import hoist, wrappers_module
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
@@ -75,18 +76,38 @@ def compile_specs(
     specs: Sequence[KernelSpec],
     name: str = "kernels",
     lowerings: Mapping[str, Lowering] | None = None,
+    hoisting: bool = True,
 ) -> list[CompiledKernel]:
     """Compile every spec into one .so (cached by content) and describe each kernel.
     Each distinct kernel is its own LLVM module, compiled to an object cached by its
-    text (`build_linked`): an edit to one site recompiles that site's kernel only."""
+    text (`build_linked`): an edit to one site recompiles that site's kernel only.
+    Kernels that differ only in literals share one (`_hoist`; `hoisting` False: each
+    spec its own kernel, its literals in its code), called through their sites'
+    wrappers, all in one small module."""
     table = dict(lowerings) if lowerings is not None else default_lowerings()
     modules: dict[str, str] = {}
+    sites: dict[str, tuple[KernelSpec, str, str, tuple[float, ...]]] = {}
     for spec in specs:
         sym = symbol_of(spec)
-        if sym not in modules:
-            decls: set[str] = set()  # this kernel's own: its text depends on no other
-            body = emit_kernel(spec, sym, table, decls)
-            modules[sym] = module_text([body], decls)
-    path = build_linked(list(modules.values()), name)
+        if sym in modules or sym in sites:
+            continue
+        split = hoist(spec) if hoisting else None
+        if split is None:
+            modules[sym] = _module(spec, sym, table)
+            continue
+        body_sym = symbol_of(split.body)
+        if body_sym not in modules:
+            modules[body_sym] = _module(split.body, body_sym, table)
+        sites[sym] = (spec, sym, body_sym, split.values)
+    texts = list(modules.values())
+    if sites:
+        texts.append(wrappers_module(list(sites.values())))
+    path = build_linked(texts, name)
     fp = fingerprint()
     return [CompiledKernel(str(path), symbol_of(s), signature_of(s), fp) for s in specs]
+
+
+def _module(spec: KernelSpec, sym: str, lowerings: Mapping[str, Lowering]) -> str:
+    """The LLVM module of one kernel."""
+    decls: set[str] = set()  # this kernel's own: its text depends on no other
+    return module_text([emit_kernel(spec, sym, lowerings, decls)], decls)

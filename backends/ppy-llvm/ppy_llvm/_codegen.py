@@ -54,7 +54,7 @@ from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering
 from ._lower_int import lower_int
 from ._nan_order import swap_nodes, unordered_nodes
-from ._spec import KernelSpec, loop_name
+from ._spec import KernelSpec, loop_name, slot_of
 
 BLOCK = 256
 #: <fenv.h>'s FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW per machine: the
@@ -148,6 +148,7 @@ class KernelEmit:
                         else self.em.assign(f"trunc i64 {bits} to i32")
                     )
                 ns += 1
+        self._load_literals()
         if self.masked:
             self._load_masks(ns)
         for vid in self.loop_nodes:
@@ -159,6 +160,17 @@ class KernelEmit:
                 ):
                     self.buffers.setdefault(a, self.em.alloca(f"[{BLOCK} x double]"))
             self.buffers[vid] = self.em.alloca(f"[{BLOCK} x double]")
+
+    def _load_literals(self) -> None:
+        """A hoisted body's literals (`_hoist`), read from its table ``%consts`` as a
+        scalar leaf is from ``%scalars``: loaded once, then operands like any other."""
+        nl = len(self.spec.leaves)
+        for k, node in enumerate(self.spec.nodes):
+            slot = slot_of(node)
+            if slot is not None:
+                at = self.em.assign(f"getelementptr double, ptr %consts, i64 {slot}")
+                self.scalar_ptr[nl + k] = at
+                self.scalar_val[nl + k] = self.em.assign(f"load double, ptr {at}, align 8", "c")
 
     def load_elide(self) -> str:
         """The elision bits (this module's ABI), after the scalars (and the masks)."""

@@ -11,7 +11,7 @@ from ._codegen import BLOCK, LEAF, VEC, KernelEmit
 from ._irtext import Emitter, f64_literal
 from ._kernel_map import elision_table, emit_map, nan_witness, rows_nt_min
 from ._lower import Lowering
-from ._spec import KernelSpec, loop_name
+from ._spec import KernelSpec, has_slots, loop_name
 
 _ATTRS = "#0"
 ROWS_ARGS = (
@@ -20,6 +20,35 @@ ROWS_ARGS = (
 )
 MAP_ARGS = "ptr noalias %arrays, ptr noalias %scalars, ptr %out, i64 %begin, i64 %end, ptr %loops"
 RED_ARGS = "ptr noalias %arrays, ptr noalias %scalars, i64 %lo, i64 %n, ptr %loops"
+#: a hoisted body's last parameter: its table of literals (`_hoist`)
+CONSTS_ARG = ", ptr noalias %consts"
+
+
+def entry_points(spec: KernelSpec) -> list[tuple[str, str, str]]:
+    """(symbol suffix, return type, parameters) of each function a kernel of `spec`
+    exports (the runtime finds them by name), the plain entry first."""
+    if spec.reduce is not None:
+        return [("", "double", RED_ARGS)]
+    if not has_splat(spec):
+        return [("", "void", MAP_ARGS)]
+    return [
+        ("", "void", MAP_ARGS),
+        (SPLAT_SUFFIX, "void", MAP_ARGS),
+        (ROWS_SUFFIX, "i64", ROWS_ARGS),
+    ]
+
+
+def has_splat(spec: KernelSpec) -> bool:
+    """Whether a map kernel has the _splat and _rows_nan entries (`_codegen`'s ABI)."""
+    return spec.dtype == "f64" and not any(loop_name(n, spec) for n in spec.nodes)
+
+
+def _consts(spec: KernelSpec, arg: bool = False) -> str:
+    """The table of literals a hoisted body's functions take last (``arg``: passed on
+    in a call), or nothing."""
+    if not has_slots(spec):
+        return ""
+    return ", ptr %consts" if arg else CONSTS_ARG
 
 
 def emit_kernel(
@@ -29,7 +58,7 @@ def emit_kernel(
     text = _emit_kernel(spec, name, lowerings, decls)
     table = elision_table(spec)
     if table:
-        text += "\n" + _swaps_marker(name + SWAPS_SUFFIX, table)
+        text += "\n" + swaps_marker(name + SWAPS_SUFFIX, table)
     if spec.fastmath:  # attribute groups #2/#3: no strictfp
         text = text.replace(" #1", " #3").replace(" #0 {", " #2 {")
     return text
@@ -40,13 +69,14 @@ def _emit_kernel(
 ) -> str:
     if spec.reduce is None:
         text = _map_function(spec, name, lowerings, decls, masked=False)
-        if spec.dtype != "f64" or any(loop_name(n, spec) for n in spec.nodes):
+        if not has_splat(spec):
             return text
         splat = _map_function(spec, name + SPLAT_SUFFIX, lowerings, decls, masked=True)
         return "\n".join((text, splat, _rows_function(spec, name)))
     ke = KernelEmit(spec, lowerings, Emitter(decls))
     ke.load_leaves()
     ke.big_cond = ke.em.assign("icmp sgt i64 %n, 8")
+    params = RED_ARGS + _consts(spec)
     if spec.reduce in ("add", "mean"):
         inner = KernelEmit(spec, lowerings, Emitter(decls))
         inner.load_leaves()
@@ -54,16 +84,16 @@ def _emit_kernel(
         _emit_pairwise(inner, name, PAIRS_INNER)  # odd depths call back the even ones
         _emit_pairwise(ke, f"{name}.r", PAIRS_TOP)
         return (
-            inner.em.function(f"define internal double @{name}.r({RED_ARGS}) {_ATTRS}")
+            inner.em.function(f"define internal double @{name}.r({params}) {_ATTRS}")
             + "\n"
-            + ke.em.function(f"define double @{name}({RED_ARGS}) {_ATTRS}")
+            + ke.em.function(f"define double @{name}({params}) {_ATTRS}")
         )
     if spec.reduce == "mul":
         _emit_fold(ke, _prod_range, ["double"], [f64_literal(1.0)])
     else:
         init = f64_literal(float("-inf") if spec.reduce == "max" else float("inf"))
         _emit_fold(ke, _extremum_range, ["double", "i1"], [init, "false"])
-    return ke.em.function(f"define double @{name}({RED_ARGS}) {_ATTRS}")
+    return ke.em.function(f"define double @{name}({params}) {_ATTRS}")
 
 
 def _map_function(
@@ -75,7 +105,7 @@ def _map_function(
     ke.load_leaves()
     ke.big_cond = ke.em.assign("icmp sgt i64 %end, 8")
     emit_map(ke)
-    return ke.em.function(f"define void @{name}({MAP_ARGS}) {_ATTRS}")
+    return ke.em.function(f"define void @{name}({MAP_ARGS}{_consts(spec)}) {_ATTRS}")
 
 
 def _rows_function(spec: KernelSpec, name: str) -> str:
@@ -137,7 +167,7 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         dest = em.assign(f"getelementptr i8, ptr %out, i64 {off}")
         em.emit(
             f"call void @{name}{SPLAT_SUFFIX}(ptr {args}, ptr {ext}, ptr {dest}, i64 0, "
-            f"i64 %len, ptr %loops) #1"
+            f"i64 %len, ptr %loops{_consts(spec, arg=True)}) #1"
         )
         return []
 
@@ -147,7 +177,7 @@ def _rows_function(spec: KernelSpec, name: str) -> str:
         em.emit(f"ret i64 {em.assign(f'zext i1 {seen} to i64')}")
     else:
         em.emit(f"ret i64 {0 if witness == 'exact' else -1}")
-    return em.function(f"define i64 @{name}{ROWS_SUFFIX}({ROWS_ARGS}) {_ATTRS}")
+    return em.function(f"define i64 @{name}{ROWS_SUFFIX}({ROWS_ARGS}{_consts(spec)}) {_ATTRS}")
 
 
 def _stream_scalars(em: Emitter, slots: int, minimum: int) -> str:
@@ -237,11 +267,14 @@ def _emit_pairwise(ke: KernelEmit, recurse: str, pairs: tuple[tuple[int, int], .
     n2 = em.assign(f"and i64 {half}, -8")
     lo2 = em.assign(f"add i64 %lo, {n2}")
     rest = em.assign(f"sub i64 %n, {n2}")
+    consts = _consts(spec, arg=True)
     left = em.assign(
-        f"call double @{recurse}(ptr %arrays, ptr %scalars, i64 %lo, i64 {n2}, ptr %loops) #1"
+        f"call double @{recurse}(ptr %arrays, ptr %scalars, i64 %lo, i64 {n2}, "
+        f"ptr %loops{consts}) #1"
     )
     right = em.assign(
-        f"call double @{recurse}(ptr %arrays, ptr %scalars, i64 {lo2}, i64 {rest}, ptr %loops) #1"
+        f"call double @{recurse}(ptr %arrays, ptr %scalars, i64 {lo2}, i64 {rest}, "
+        f"ptr %loops{consts}) #1"
     )
     first, second = (left, right) if pairs is PAIRS_TOP else (right, left)
     em.emit(f"ret double {c1.binop('fadd', first, second)}")
@@ -339,7 +372,7 @@ def module_text(bodies: list[str], decls: set[str]) -> str:
     return "\n".join([*sorted(decls), *bodies, *groups, ""])
 
 
-def _swaps_marker(name: str, table: tuple[int, ...]) -> str:
+def swaps_marker(name: str, table: tuple[int, ...]) -> str:
     """``int NAME_swaps(int64_t *out)``: writes `table`, returns its length."""
     lines = [f"define i32 @{name}(ptr %out) {{"]
     for k, value in enumerate(table):

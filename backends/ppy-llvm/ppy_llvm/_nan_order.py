@@ -29,7 +29,7 @@ _KEEPS_LABEL = frozenset({"square", "sqrt", "reciprocal"})
 
 
 def _class_of(spec: KernelSpec, vid: int, node: Node, classes: list[int | None]) -> int | None:
-    if node.op == "const":
+    if node.op == "const":  # a hoisted literal (`_hoist`; value None here) is never NaN
         return None if const_value(spec, vid) == const_value(spec, vid) else vid
     if node.op in _ARITH:
         a, b = (classes[x] for x in node.args)

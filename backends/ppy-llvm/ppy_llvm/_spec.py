@@ -156,11 +156,26 @@ class KernelSpec:
 
 
 def const_value(spec: KernelSpec, vid: int) -> float | None:
-    """The value of `vid` if it is a `const` node."""
+    """The value of `vid` if it is a `const` node whose value the kernel holds (not a
+    hoisted literal's slot, `slot_of`)."""
     if vid < len(spec.leaves):
         return None
     node = spec.nodes[vid - len(spec.leaves)]
-    return float(node.attr("value")) if node.op == "const" else None  # type: ignore[arg-type]
+    if node.op != "const" or slot_of(node) is not None:
+        return None
+    return float(node.attr("value"))  # type: ignore[arg-type]
+
+
+def slot_of(node: Node) -> int | None:
+    """The slot of a hoisted literal (a ``const`` node whose value the kernel reads
+    from its table of literals, `_hoist`), else None."""
+    slot = node.attr("slot") if node.op == "const" else None
+    return slot if isinstance(slot, int) else None
+
+
+def has_slots(spec: KernelSpec) -> bool:
+    """Whether `spec` is a hoisted body: its entries take ``ptr %consts`` last."""
+    return any(slot_of(n) is not None for n in spec.nodes)
 
 
 POW_FAST: Final = {2.0: "square", 0.5: "sqrt", -1.0: "reciprocal"}

@@ -1,0 +1,116 @@
+"""Literal hoisting: kernels that differ only in their literals are one kernel.
+
+A module's functions often differ in a constant only (``a * 1.5 + b``, ``a * 1.75 + b``);
+each distinct literal used to make a distinct kernel, ~75 KB of LLVM IR and ~0.1 s of
+LLVM each (issue 32: 1,250 such functions took minutes cold). `hoist` replaces each
+literal that only inline IEEE operations read by a *slot*: a ``const`` node with
+attribute ``slot`` instead of ``value``, loaded once at the kernel's entry from a
+table of doubles passed as the body's last argument (``ptr %consts``, `_codegen`).
+Kernels equal but for such literals have one body spec, so one key, one LLVM module
+and one object; each site gets a wrapper (`wrappers_module`, all of a library's in one
+small module) that passes its own table, under the symbol the site's full spec names.
+
+Bits cannot change: on x86 every float64 add/sub/mul/div is a pinned instruction,
+compares and selects are constrained or exact, and none of them is folded (strictfp),
+so an operand in a register gives what an immediate gave. What the code generator
+decides from a literal stays in the body's key: only non-NaN literals are hoisted (the
+NaN-order analysis, `_nan_order`, tells NaN constants apart), and a literal read by
+anything but an inline elementwise operation (a power's exponent, which picks
+``square``/``sqrt``/``reciprocal``; a library loop's operand; a float32, integer or
+fastmath kernel, whose literals LLVM may fold) stays in the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ppy_core.runtime.abi import SWAPS_SUFFIX
+
+from ._irtext import f64_literal
+from ._kernel_map import elision_table
+from ._kernels import entry_points, swaps_marker
+from ._spec import EXACT_UNARY, KernelSpec, Node
+
+#: ops that read a hoisted literal as any other float operand: IEEE-exact, lane-wise,
+#: emitted inline (`_lower`); a literal any other node reads stays a literal
+READERS: Final = frozenset(
+    {"add", "sub", "mul", "div", "maximum", "minimum", "compare", "select", "neg", "abs"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Hoisted:
+    """A spec split into the kernel every site shares and the site's literals."""
+
+    body: KernelSpec  # the spec, its hoisted literals ``const`` nodes with a ``slot``
+    values: tuple[float, ...]  # slot k's literal
+
+
+def _reads_as_operand(node: Node) -> bool:
+    if node.op == "unary":  # sqrt, floor ...: correctly rounded or exact
+        return node.attr("op") in EXACT_UNARY
+    return node.op in READERS
+
+
+def hoist(spec: KernelSpec) -> Hoisted | None:
+    """`spec`'s hoistable literals as slots, or None where it has none (see the module
+    docstring for which literals are hoistable)."""
+    if spec.dtype != "f64" or spec.fastmath:
+        return None
+    nl = len(spec.leaves)
+    kept: set[int] = {spec.result}  # a kernel yielding a literal keeps it
+    for node in spec.nodes:
+        if not _reads_as_operand(node):
+            kept.update(node.args)
+    slots: dict[int, int] = {}
+    values: list[float] = []
+    for k, node in enumerate(spec.nodes):
+        value = node.attr("value")
+        if node.op != "const" or nl + k in kept or not isinstance(value, float):
+            continue
+        if value != value:  # NaN: `_nan_order` gives it a class of its own
+            continue
+        slots[nl + k] = len(values)
+        values.append(value)
+    if not values:
+        return None
+    nodes = tuple(
+        Node("const", (), (("slot", slots[nl + k]),)) if nl + k in slots else node
+        for k, node in enumerate(spec.nodes)
+    )
+    body = KernelSpec(spec.leaves, nodes, spec.result, spec.reduce, spec.fastmath, spec.dtype)
+    return Hoisted(body, tuple(values))
+
+
+def wrappers_module(sites: Sequence[tuple[KernelSpec, str, str, tuple[float, ...]]]) -> str:
+    """One LLVM module of every site's entries: for each (spec, symbol, body symbol,
+    literals), each entry of `spec` (`_kernels.entry_points`) under `symbol` calls the
+    body's with the site's table of literals, and the elision table marker where
+    `spec` has one. Sorted by symbol: its text (its object's key) depends on the set
+    of sites only."""
+    decls: dict[str, str] = {}
+    parts: list[str] = []
+    for spec, sym, body_sym, values in sorted(sites, key=lambda s: s[1]):
+        table = f"@{sym}.c"
+        words = ", ".join(f"double {f64_literal(v)}" for v in values)
+        parts.append(
+            f"{table} = private unnamed_addr constant [{len(values)} x double] [{words}], align 8"
+        )
+        for suffix, ret, params in entry_points(spec):
+            types = ", ".join(p.split()[0] for p in params.split(", "))
+            decls[body_sym + suffix] = f"declare {ret} @{body_sym}{suffix}({types}, ptr)"
+            call = f"tail call {ret} @{body_sym}{suffix}({_passed(params)}, ptr {table}) #1"
+            body = f"  {call}\n  ret void" if ret == "void" else f"  %r = {call}\n  ret {ret} %r"
+            parts.append(f"define {ret} @{sym}{suffix}({params}) #0 {{\n{body}\n}}")
+        swaps = elision_table(spec)
+        if swaps:
+            parts.append(swaps_marker(sym + SWAPS_SUFFIX, swaps))
+    groups = ["attributes #0 = { strictfp nounwind }", "attributes #1 = { strictfp }"]
+    return "\n".join([*sorted(decls.values()), *parts, *groups, ""])
+
+
+def _passed(params: str) -> str:
+    """A function's parameters as the arguments of a call passing them on."""
+    return params.replace("noalias ", "")
