@@ -89,6 +89,11 @@ class LlvmBackend(Backend):
         from ._proof import inline_proven
 
         spec = inline_proven(spec, library)  # a proven inline exp calls no loop
+        from ._kernel_dtype import f32_loop_refusal
+
+        unproven = f32_loop_refusal(spec)
+        if unproven:
+            return reason("E2048", unproven)
         refused = _refusal(library, spec)
         if refused:
             return reason("E2108", refused)

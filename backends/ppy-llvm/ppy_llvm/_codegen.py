@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._irtext import Emitter, f64_literal
-from ._lower import LowerCtx, Lowering
+from ._lower import LowerCtx, Lowering, x86_isa
 from ._lower_int import lower_int
 from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, loop_name, slot_of
@@ -306,12 +306,16 @@ class KernelEmit:
 
             return emit
 
+        lanes = self.lanes
+
         def vec_limit(i: str) -> str:
-            e = self.em.assign(f"add i64 {i}, {VEC}")
+            e = self.em.assign(f"add i64 {i}, {lanes}")
             return self.em.assign(f"icmp sle i64 {e}, {count}")
 
-        i, acc = self.em.counted_loop("0", vec_limit, VEC, self.nan_carried(detect, VEC), body(VEC))
-        self.note_nan(acc, VEC)
+        i, acc = self.em.counted_loop(
+            "0", vec_limit, lanes, self.nan_carried(detect, lanes), body(lanes)
+        )
+        self.note_nan(acc, lanes)
         _, acc = self.em.counted_loop(
             i,
             lambda j: self.em.assign(f"icmp slt i64 {j}, {count}"),
@@ -320,6 +324,14 @@ class KernelEmit:
             body(1),
         )
         self.note_nan(acc, 1)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes per vector iteration of a map's loop: VEC, but 16 for float32 on an
+        AVX-512 host (one 512-bit register, as NumPy's float32 loops there; at 8 lanes
+        an inline float32 exp ran at half NumPy's speed on Zen 5). Every lowering is
+        lane-wise, so the width changes no bits."""
+        return 16 if self.spec.dtype == "f32" and x86_isa() == "avx512" else VEC
 
     def nan_carried(self, detect: bool, width: int) -> list[tuple[str, str]]:
         """The loop-carried NaN witness of a loop storing results (none if not `detect`)."""

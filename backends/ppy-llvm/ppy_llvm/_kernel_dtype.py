@@ -5,9 +5,9 @@ A kernel computes in one type, the dtype of all its array leaves: ``f64``, ``f32
 signed compares, `_lower_int`). What the backend does not reproduce in that type is
 refused, and the site stays NumPy:
 
-* E2048 (float32): a library loop (NumPy's float32 loops are not proven here), a
-  reduction, float32 meeting float64, a literal that overflows float32 (NumPy
-  warns in its cast);
+* E2048 (float32): a library loop (NumPy's float32 loops are not proven here; but
+  ``exp``, computed inline where its proof holds: `_exp32`), a reduction, float32
+  meeting float64, a literal that overflows float32 (NumPy warns in its cast);
 * E2049 (integers): any op but ``+ - *``, negation, abs, maximum/minimum,
   comparisons and where (division and powers are float64 or raise in NumPy), a
   float operand (promotion), a literal outside the type (NumPy raises OverflowError),
@@ -23,7 +23,7 @@ from typing import Any
 
 from ._errors import LlvmBackendError
 from ._lower_int import INT_OPS
-from ._spec import LeafKind, is_loop_unary
+from ._spec import KernelSpec, LeafKind, is_loop_unary
 
 #: element kinds a kernel computes in
 KINDS = ("f64", "f32", "i64", "i32")
@@ -55,16 +55,28 @@ def kernel_dtype(leaves: list[Any], kinds: tuple[LeafKind, ...], ops: list[Any])
 
 def _check_f32(ops: list[Any]) -> None:
     for op in ops:
+        unary = op.attributes.get("op") if op.name == "tensor.unary" else None
         loop = (
             op.name in ("tensor.binary", "tensor.clip")
             or (op.name == "tensor.pow" and not op.attributes.get("scalar_fast_path"))
-            or (op.name == "tensor.unary" and is_loop_unary(op.attributes.get("op")))
+            # exp: NumPy's float32 loop computed inline where proven (`_exp32`), else
+            # refused by `f32_loop_refusal` once the proof has answered
+            or (is_loop_unary(unary) and unary != "exp")
         )
         if loop or op.name == "tensor.reduce":
             raise LlvmBackendError("E2048", f"{op.name} of float32")
         value = op.attributes.get("value") if op.name == "builtin.constant" else None
         if isinstance(value, (int, float)) and not fits_float32(float(value)):
             raise LlvmBackendError("E2048", f"the constant {value!r} overflows float32")
+
+
+def f32_loop_refusal(spec: KernelSpec) -> str | None:
+    """E2048's detail for a float32 kernel still calling a NumPy loop (an ``exp`` the
+    inline proof did not take: `_proof.inline_proven`), or None."""
+    loops = spec.loop_ops() if spec.dtype == "f32" else ()
+    if not loops:
+        return None
+    return f"NumPy's float32 {', '.join(loops)} loop (its inline exp is not proven on this host)"
 
 
 def _check_int(dtype: str, ops: list[Any]) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ._exp import INLINE_EXP, lower_exp
+from ._exp32 import INLINE_EXP32, lower_exp32
 from ._irtext import STRICT_ATTR, Emitter, f64_literal
 from ._spec import POW_FAST, KernelSpec, Node, const_value
 
@@ -256,10 +257,12 @@ def lower_abs(ctx: LowerCtx, node: Node, args: list[str]) -> str:
 
 def lower_unary(ctx: LowerCtx, node: Node, args: list[str]) -> str:
     """The IEEE-exact unary functions (transcendentals are loop calls, but for a
-    proven `INLINE_EXP`: glibc's exp, inline)."""
+    proven `INLINE_EXP`: glibc's exp, and `INLINE_EXP32`: NumPy's float32 exp, inline)."""
     op = str(node.attr("op"))
     if op == INLINE_EXP:
         return lower_exp(ctx, args[0])
+    if op == INLINE_EXP32:
+        return lower_exp32(ctx, args[0])
     if op in ("sqrt", "floor", "ceil", "trunc"):
         return ctx.rounding(op, args[0])
     if op == "square":

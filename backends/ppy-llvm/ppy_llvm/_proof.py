@@ -24,6 +24,7 @@ from ppy_core.runtime.abi import ProofCase
 
 from ._errors import LlvmBackendError
 from ._exp import INLINE_EXP, host_has_fma, inline_exp, uses_exp
+from ._exp32 import INLINE_EXP32, inline_exp32
 from ._host import fingerprint
 from ._spec import LOOP_BINARY, LOOP_UNARY, KernelBuilder, KernelSpec
 
@@ -145,15 +146,48 @@ def inline_verdicts(library: str, refresh: bool = False) -> dict[str, str]:
 
 def inline_proven(spec: KernelSpec, library: str) -> KernelSpec:
     """`spec` with its ``exp`` loop calls computed inline where the proof for `library`
-    says that gives its bits (`_exp.inline_exp`); unchanged if the proof cannot run
-    (the loop calls then meet their own proof in `can_lower`)."""
-    if not uses_exp(spec) or spec.dtype != "f64":
+    says that gives its bits (float64: `_exp.inline_exp`, float32: `_exp32.inline_exp32`);
+    unchanged if the proof cannot run (float64 loop calls then meet their own proof in
+    `can_lower`, float32 ones are refused there)."""
+    if not uses_exp(spec) or spec.dtype not in ("f64", "f32"):
         return spec
     try:
+        if spec.dtype == "f32":
+            return inline_exp32(spec, inline32_verdicts(library))
         verdict = inline_verdicts(library)
     except (LlvmBackendError, LookupError, ImportError, OSError):
         return spec
     return inline_exp(spec, verdict)
+
+
+def inline32_specs() -> list[tuple[KernelSpec, tuple]]:
+    """(spec, reference expression) of the float32 inline exp: bare, and fused between
+    float32 arithmetic (`exp(x*y) + y`), as NumPy computes them in float32."""
+    b1, b2 = KernelBuilder(), KernelBuilder()
+    x1, _ = b1.leaf(), b1.leaf()  # the proof calls every kernel with (x, y)
+    x2, y2 = b2.leaf(), b2.leaf()
+    bare = b1.build(b1.op("unary", x1, op=INLINE_EXP32), dtype="f32")
+    fused = b2.op("add", b2.op("unary", b2.op("mul", x2, y2), op=INLINE_EXP32), y2)
+    return [(bare, ("exp", 0)), (b2.build(fused, dtype="f32"), ("add", ("exp", ("mul", 0, 1)), 1))]
+
+
+def run_inline32_proof(library: str) -> dict[str, str]:
+    """``{INLINE_EXP32: "ok" | reason}``: both kernels on the adapter's float32 sample
+    (bits, and FP flags under ``np.errstate(all="raise")``) against `library`'s exp."""
+    from ppy_core.runtime.adapter import adapter
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return {INLINE_EXP32: "NumPy's float32 exp is reproduced for its x86 SIMD loop only"}
+    if not host_has_fma():
+        return {INLINE_EXP32: "this CPU has no FMA"}
+    named = [(INLINE_EXP32, spec, expr) for spec, expr in inline32_specs()]
+    verdict = adapter(library).prove(_cases(named, "dense32", "proof-inline32"))
+    return {INLINE_EXP32: verdict.get(INLINE_EXP32, "not tested")}
+
+
+def inline32_verdicts(library: str, refresh: bool = False) -> dict[str, str]:
+    """The cached verdict of the float32 inline exp for this fingerprint + `library`'s build."""
+    return _cached("proof-inline32", library, run_inline32_proof, refresh)
 
 
 def run_nan_proof(library: str) -> dict[str, str]:

@@ -7,8 +7,9 @@ against NumPy itself: random and special inputs at many lengths and offsets
 ("wide"), a dense sample of about two million values over the float64 range where
 exponentials change, every bit pattern class and its edges, FP flags included
 ("dense": for a kernel that computes a function inline instead of calling NumPy's
-loop), or NaN-laden data for whether a reduction's NaN result keeps NumPy's bits
-("nan"). The backend caches the verdicts under `numpy_build_key()`.
+loop; "dense32" the same over float32 for a float32 kernel), or NaN-laden data for
+whether a reduction's NaN result keeps NumPy's bits ("nan"). The backend caches the
+verdicts under `numpy_build_key()`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ppy_core.runtime.abi import Expression, ProofCase, kernel_address
 LENGTHS = (*range(1, 34), 63, 64, 65, 255, 256, 257, 511, 1000, 4099)
 OFFSETS = (0, 1, 2, 3)
 NAN_LENGTHS = (*range(1, 41), 127, 128, 129, 255, 256, 257, 1000, 1031, 4099, 100_003)
-SEEDS = {"wide": 20251129, "nan": 20251130, "dense": 20251201}
+SEEDS = {"wide": 20251129, "nan": 20251130, "dense": 20251201, "dense32": 20251202}
 #: "dense" flag check: this many runs of short stretches under np.errstate(all="raise")
 FLAG_RUNS = 3000
 
@@ -88,6 +89,58 @@ def dense_inputs(rng: Any) -> Any:
         np.tile(special_values(), 100),
     ]
     x = np.concatenate(parts)
+    return x[rng.permutation(x.size)]
+
+
+def special_values32() -> Any:
+    """float32 edge inputs of exp: signed zeros, infinities, quiet and signalling NaNs,
+    subnormals, float32's extremes, and NumPy's float32 exp cut-offs with their
+    neighbours (88.72283935546875 and -103.97208404541015625, where it returns inf / 0
+    and sets the flag itself)."""
+    import numpy as np
+
+    edges = np.array([88.72283935546875, -103.97208404541015625, 88.0, -87.33654, -87.0])
+    edges32 = edges.astype(np.float32)
+    near = np.concatenate(
+        [np.nextafter(edges32, np.float32(np.inf)), np.nextafter(edges32, np.float32(-np.inf))]
+    )
+    bits = np.array(
+        [
+            *(0x7FC00000, 0xFFC00000, 0x7FA00000, 0xFFA00001, 0x7FC0ABCD, 0x00000001),
+            *(0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000),
+            0xFF800000,
+        ],
+        dtype=np.uint32,
+    ).view(np.float32)
+    plain = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-30, -1e-30, 20.0, -20.0, 1e10])
+    return np.concatenate([edges32, near, bits, plain.astype(np.float32)])
+
+
+def dense_inputs32(rng: Any) -> Any:
+    """About 1.2 million float32 values, shuffled: uniform over [-110, 95] (beyond both
+    cut-offs), the subnormal-result and overflow edges, the midpoints between multiples
+    of ln2 (where the reduction's rounding to an integer flips) +- a few ulps, tiny and
+    subnormal magnitudes, random bit patterns (NaN payloads, signalling NaNs,
+    infinities) and `special_values32`."""
+    import numpy as np
+
+    mid = ((rng.integers(-151, 129, 100_000) + 0.5) * np.log(2.0)).astype(np.float32)
+    mid = (mid.view(np.int32) + rng.integers(-4, 5, mid.size).astype(np.int32)).view(np.float32)
+    sign = np.where(rng.random(100_000) < 0.5, -1.0, 1.0)
+    parts = [
+        rng.uniform(-110.0, 95.0, 600_000),
+        rng.uniform(-104.5, -86.0, 150_000),
+        rng.uniform(87.5, 89.0, 50_000),
+        sign * 2.0 ** rng.uniform(-149.0, -10.0, 100_000),
+    ]
+    x = np.concatenate(
+        [
+            *(p.astype(np.float32) for p in parts),
+            mid,
+            rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32),
+            np.tile(special_values32(), 100),
+        ]
+    )
     return x[rng.permutation(x.size)]
 
 
@@ -163,7 +216,9 @@ def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
             except (LookupError, AttributeError, TypeError) as exc:
                 verdict[case.name] = f"no float64 loop: {exc}"
                 continue
-            check = {"nan": _check_nan, "dense": _check_dense}.get(case.inputs, _check_wide)
+            check = {"nan": _check_nan, "dense": _check_dense, "dense32": _check_dense32}.get(
+                case.inputs, _check_wide
+            )
             verdict[case.name] = check(site, case.expression, rngs[case.inputs]) or "ok"
     return verdict
 
@@ -215,6 +270,39 @@ def _check_dense(site: Any, expression: Expression, rng: Any) -> str:
     return ""
 
 
+def _check_dense32(site: Any, expression: Expression, rng: Any) -> str:
+    """`dense_inputs32` against NumPy's float32 answer: where no NaN comes out, the same
+    bits in one call and misaligned (a float32 site answers a NaN result from NumPy
+    itself); then short stretches under np.errstate(all="raise"): the site must fall
+    back exactly where NumPy raises or a NaN comes out."""
+    import numpy as np
+
+    x = dense_inputs32(rng)
+    y = (np.abs(wide_inputs(rng, x.size)) + 0.25).astype(np.float32)
+    want_all = evaluate(expression, (x, y))
+    keep = ~np.isnan(want_all)
+    xs, ys = x[keep], y[keep]
+    for off in (0, 1, 3):
+        got, want = site(xs[off:], ys[off:]), evaluate(expression, (xs[off:], ys[off:]))
+        if got is None:
+            return "fast path did not run on the float32 sample"
+        if got.dtype != want.dtype or not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+            i = int(np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))[0])
+            return f"float32 bits differ at x={xs[off + i]!r}: {got[i]!r} != {want[i]!r}"
+    with np.errstate(all="raise"):
+        for _ in range(FLAG_RUNS):
+            n = int(rng.integers(1, 40))
+            at = int(rng.integers(0, x.size - n))
+            xr, yr = x[at : at + n], y[at : at + n]
+            try:
+                numpy_falls = bool(np.isnan(evaluate(expression, (xr, yr))).any())
+            except FloatingPointError:
+                numpy_falls = True
+            if (site(xr, yr) is None) != numpy_falls:
+                return f"FP flags differ from NumPy's on {xr[:8].tolist()}"
+    return ""
+
+
 def _check_nan(site: Any, expression: Expression, rng: Any) -> str:
     import numpy as np
 
@@ -231,9 +319,11 @@ def _check_nan(site: Any, expression: Expression, rng: Any) -> str:
 
 __all__ = [
     "dense_inputs",
+    "dense_inputs32",
     "evaluate",
     "numpy_build_key",
     "run_cases",
     "special_values",
+    "special_values32",
     "wide_inputs",
 ]
