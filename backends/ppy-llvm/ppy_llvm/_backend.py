@@ -106,7 +106,13 @@ class LlvmBackend(Backend):
 
     def can_lower_spec(self, spec: Any, library: str) -> str | None:
         """`can_lower` for a `KernelSpec` over arrays of `library`: every library loop it
-        calls must be proven by that library's runtime adapter on this build and CPU."""
+        calls must be proven by that library's runtime adapter on this build and CPU,
+        and so must its abs of complex128 arrays (`_complex`)."""
+        from ._complex import complex_unproven, has_complex
+
+        unproven = complex_unproven(library) if has_complex(spec) else None
+        if unproven:
+            return reason("E2104", unproven)
         loops = spec.loop_ops()
         if not loops:
             return None

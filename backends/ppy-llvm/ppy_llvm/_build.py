@@ -55,8 +55,10 @@ def signature_of(spec: KernelSpec) -> KernelSignature:
             spec.result_kind, "".join(array if k == "array" else scalar for k in spec.leaves), ()
         )
     weak = weak_leaves(spec) if spec.reduce is None else frozenset()
+    letters = {"scalar": "s", "complex": "c"}  # 'c': a complex128 array (`_complex`)
     leaves = "".join(
-        ("w" if i in weak else "a") if k == "array" else "s" for i, k in enumerate(spec.leaves)
+        ("w" if i in weak else "a") if k == "array" else letters[k]
+        for i, k in enumerate(spec.leaves)
     )
     return KernelSignature(spec.result_kind, leaves, loop_signatures(spec))
 

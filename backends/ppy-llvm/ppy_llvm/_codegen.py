@@ -50,6 +50,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._complex import complex_parts, lower_cabs
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering, x86_isa
 from ._lower_int import lower_int
@@ -127,7 +128,7 @@ class KernelEmit:
         """Load array base pointers and scalar values in the entry block."""
         na = ns = 0
         for vid, kind in enumerate(self.spec.leaves):
-            if kind == "array":
+            if kind in ("array", "complex"):
                 slot = self.em.assign(f"getelementptr ptr, ptr %arrays, i64 {na}")
                 self.base[vid] = self.em.assign(f"load ptr, ptr {slot}, align 8", "arr")
                 na += 1
@@ -229,8 +230,15 @@ class KernelEmit:
         )
 
     def ptrs_at(self, index: str) -> dict[int, str]:
-        """Array leaf pointers advanced to `index`."""
-        return {vid: self.offset(p, self.leaf_index(vid, index)) for vid, p in self.base.items()}
+        """Array leaf pointers advanced to `index` (a complex128 leaf's by 16 bytes)."""
+        out = {}
+        for vid, p in self.base.items():
+            at = self.leaf_index(vid, index)
+            if self.spec.leaves[vid] == "complex":
+                out[vid] = self.em.assign(f"getelementptr [2 x double], ptr {p}, i64 {at}")
+            else:
+                out[vid] = self.offset(p, at)
+        return out
 
     def value(
         self, vid: int, width: int, ptrs: dict[int, str], i: str, memo: dict[int, str]
@@ -248,6 +256,11 @@ class KernelEmit:
             out = self.splat_var(self.scalar_val[vid], width)
         else:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
+            if node.op == "cabs":  # its leaf is pairs of doubles: `_complex`
+                leaf = node.args[0]
+                at = self.leaf_index(leaf, i)
+                memo[vid] = lower_cabs(ctx, *complex_parts(ctx, ptrs[leaf], at))
+                return memo[vid]
             args = [self.value(a, width, ptrs, i, memo) for a in node.args]
             integer = self.spec.dtype in ("i64", "i32") and node.op not in ("select", "logical")
             out = (lower_int if integer else self.lowerings[node.op])(ctx, node, args)

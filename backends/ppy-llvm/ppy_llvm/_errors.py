@@ -31,6 +31,10 @@ CODES: Final[dict[str, tuple[str, str]]] = {
         "{detail}: integer kernels hold wrapping + - *, negation, abs, extrema, compares",
         "this site stays NumPy (its division, powers, promotion or OverflowError)",
     ),
+    "E2047": (
+        "{detail}: complex128 arrays enter a kernel only through abs (NumPy's SIMD hypot)",
+        "this site stays NumPy (its complex loops)",
+    ),
     "E2048": (
         "{detail}: float32 kernels hold inline float32 arithmetic only",
         "this site stays NumPy (its float32 loops, or its promotion)",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._complex import complex_refusal
 from ._errors import LlvmBackendError
 from ._kernel_dtype import element_kind, int_constant, kernel_dtype
 from ._spec import (
@@ -31,6 +32,8 @@ def _ops(block: Any) -> list[Any]:
 def _leaf_kind(value: Any) -> LeafKind:
     ty = value.type
     if type(ty).__name__ == "TensorType":
+        if getattr(ty.element, "kind", None) == "c128":  # read through abs only: `_complex`
+            return "complex"
         if element_kind(ty) is None:
             raise LlvmBackendError("E2103", f"tensor of {ty.element}")
         return "array"
@@ -92,15 +95,23 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
         if reduce is not None:
             raise LlvmBackendError("E2103", f"{op.name} after a reduction")
         node = _node(op, [ids[id(v)] for v in op.operands])
+        if node.op == "abs" and _reads_complex(node, kinds):
+            node = Node("cabs", node.args)  # abs of a complex128 array: a float64
         if dtype in ("i64", "i32") and node.op == "const":  # the exact Python int
             node = Node("const", (), (("value", int_constant(op, dtype)),))
         nodes.append(node)
         ids[id(op.results[0])] = len(leaves) + len(nodes) - 1
     if result is None:
         raise LlvmBackendError("E2107", "kernel yields nothing")
-    if "array" not in kinds:
+    if "array" not in kinds and "complex" not in kinds:
         raise LlvmBackendError("E2103", "a kernel without array operands")
-    return KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype)  # type: ignore[arg-type]
+    spec = KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype)  # type: ignore[arg-type]
+    complex_refusal(spec)
+    return spec
+
+
+def _reads_complex(node: Node, kinds: tuple[LeafKind, ...]) -> bool:
+    return node.args[0] < len(kinds) and kinds[node.args[0]] == "complex"
 
 
 def _node(op: Any, args: list[int]) -> Node:

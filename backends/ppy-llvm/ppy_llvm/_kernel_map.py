@@ -21,6 +21,7 @@ operands may be NaN with different bits, selects the first NaN explicitly
 from __future__ import annotations
 
 from ._codegen import BLOCK, VEC, KernelEmit
+from ._complex import has_complex
 from ._host import llc_bytes
 from ._lower import x86_isa
 from ._nan_order import swap_nodes, unordered_nodes
@@ -235,7 +236,7 @@ def _emit_copy(ke: KernelEmit, redo: str | None = None) -> None:
     if not ke.loop_nodes:
         count = em.assign("sub i64 %end, %begin")
         ptrs, dest = ke.ptrs_at("%begin"), ke.offset("%out", "%begin", bool_out)
-        if not bool_out and x86_isa() and ke.spec.dtype == "f64":
+        if not bool_out and x86_isa() and ke.spec.dtype == "f64" and not has_complex(ke.spec):
             streams = 1 + sum(kind == "array" for kind in ke.spec.leaves)
             large = em.assign(f"icmp sge i64 {count}, {nt_min(streams)}")
             # or a row of a _rows_nan call that streams (`KernelEmit.load_stream`), where the

@@ -8,6 +8,7 @@ from typing import Final
 from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX, SWAPS_SUFFIX
 
 from ._codegen import BLOCK, LEAF, VEC, KernelEmit
+from ._complex import has_complex
 from ._irtext import Emitter, f64_literal
 from ._kernel_map import elision_table, emit_map, nan_witness, rows_nt_min
 from ._lower import Lowering
@@ -40,7 +41,11 @@ def entry_points(spec: KernelSpec) -> list[tuple[str, str, str]]:
 
 def has_splat(spec: KernelSpec) -> bool:
     """Whether a map kernel has the _splat and _rows_nan entries (`_codegen`'s ABI)."""
-    return spec.dtype == "f64" and not any(loop_name(n, spec) for n in spec.nodes)
+    return (
+        spec.dtype == "f64"
+        and not has_complex(spec)  # its row entries read 8-byte elements
+        and not any(loop_name(n, spec) for n in spec.nodes)
+    )
 
 
 def _consts(spec: KernelSpec, arg: bool = False) -> str:

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-LeafKind = Literal["array", "scalar"]
+LeafKind = Literal["array", "scalar", "complex"]  # complex: a complex128 array (`_complex`)
 FloatKind = Literal["f64", "f32", "i64", "i32"]  # the element type (also integers)
 ReduceKind = Literal["add", "mul", "max", "min", "mean"]
 
@@ -82,7 +82,8 @@ class Node:
     """One operation: ``op`` is ``add``..``minimum``, ``neg``, ``abs``,
     ``unary`` / ``binary`` (attr ``op``), ``clip`` (three operands), ``compare``
     (attr ``pred``), ``select``, ``const``
-    (attr ``value``). ``pow`` takes attr ``scalar_fast_path`` (NumPy's
+    (attr ``value``), ``cabs`` (the absolute value of a ``complex`` leaf, a float64:
+    `_complex`). ``pow`` takes attr ``scalar_fast_path`` (NumPy's
     ``ndarray ** python_scalar`` shortcut: 2 -> square, 0.5 -> sqrt, -1 -> reciprocal)."""
 
     op: str

@@ -60,8 +60,9 @@ CPU_CHECK_SYMBOL: Final = "ppy_kernel_cpu_ok"
 KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min", *COLUMN_KINDS})
 #: leaves: 'a' float64 array, 's' float64 scalar, 'w' array a float may fill, 'b'
 #: (columnar), 'f' float32 array, 'p' Python number cast to float32 (NumPy 2's weak
-#: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot)
-LEAF_KINDS: Final = frozenset("asbwfplin")
+#: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot),
+#: 'c' complex128 array (pairs of float64)
+LEAF_KINDS: Final = frozenset("asbwfplinc")
 LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d", "ddd->d"})
 #: symbol suffixes of a float64 map kernel's optional further entries, in its library
 #: beside the plain entry (a runtime runs the plain entry where one is missing). The
@@ -90,7 +91,7 @@ def check_signature(kind: str, leaves: str, loops: Sequence[Sequence[str]]) -> N
     if kind not in KINDS:
         raise ValueError(f"kernel kind {kind!r} is not one of {sorted(KINDS)}")
     if not isinstance(leaves, str) or not set(leaves) <= LEAF_KINDS:
-        raise ValueError(f"kernel leaves {leaves!r}: each is 'a', 'b', 's' or 'w'")
+        raise ValueError(f"kernel leaves {leaves!r}: each is one of {''.join(sorted(LEAF_KINDS))}")
     for loop in loops:
         if len(loop) != 2 or loop[1] not in LOOP_SIGNATURES:
             raise ValueError(f"kernel loop {loop!r}: (name, one of {sorted(LOOP_SIGNATURES)})")

@@ -13,6 +13,8 @@ NumPy runs it:
 * int64 (or int32) arrays with Python ints, under ``+ - *``, negation, abs,
   maximum/minimum, clip and comparisons: an int64 (int32) array, wrapping around as NumPy
   does (the guard refuses a Python int outside the type: NumPy raises OverflowError);
+* the absolute value of a complex128 array: a float64 array (nothing else of complex
+  arithmetic: NumPy runs it);
 * a mix of float32 and float64 arrays (NumPy promotes to float64), an operand that
   may be either (unannotated), int arrays under `/`, `**` or with a float (float64
   results), bool arrays (`+` of bools is `or`): None, NumPy runs them.
@@ -45,6 +47,8 @@ def elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> Ten
     Shapes: the common shape when every known one agrees, else unknown."""
     arrays = [t for t in operands if isinstance(t, TensorType)]
     kinds = {a.element.kind for a in arrays}
+    if kinds == {"c128"}:
+        return _complex_result(operands, op)
     if len(kinds) == 1 and kinds <= set(INT_KINDS):
         return _int_result(operands, arrays, op)
     if not kinds <= set(FLOAT_KINDS) or len(kinds) > 1:
@@ -55,6 +59,15 @@ def elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> Ten
     shapes = {a.shape for a in arrays if a.shape is not None}
     shape = shapes.pop() if len(shapes) == 1 else None
     return TensorType(element, shape, T.LIBRARY)
+
+
+def _complex_result(operands: tuple[Type, ...], op: str | None) -> TensorType | None:
+    """`abs(z)` / `np.abs(z)` of one complex128 array: a float64 array (NumPy's SIMD
+    hypot, which a kernel reproduces: ppy-llvm's `_complex`); any other complex
+    operation None (NumPy runs it)."""
+    if op != "abs" or len(operands) != 1:
+        return None
+    return TensorType(F64, operands[0].shape, T.LIBRARY)  # type: ignore[union-attr]
 
 
 def logical_result(operands: tuple[Type, ...]) -> TensorType | None:

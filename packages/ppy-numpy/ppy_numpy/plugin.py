@@ -240,9 +240,12 @@ class NumpyPlugin(Plugin):
                 return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
             return None
         if callee == "builtins.abs":  # abs(x) is np.absolute(x) for an array x only
-            ok = len(args) == 1 and _elementwise_result(args, "abs") is not None
-            ok = ok and isinstance(args[0], TensorType)
-            return Converge("tensor.abs", args[0]) if ok else None
+            result = _elementwise_result(args, "abs") if len(args) == 1 else None
+            if result is None or not isinstance(args[0], TensorType):
+                return None
+            return Converge("tensor.abs", result if _is_complex(args[0]) else args[0])
+        if callee == "numpy.fabs" and any(map(_is_complex, args)):
+            return None  # NumPy's fabs has no complex loop: it raises
         if not any(_is_array(_guessed(t)) for t in args):
             return None  # scalars only: NumPy's scalar path (a leaf of a larger site)
         if callee == "numpy.where":
@@ -389,6 +392,10 @@ def _guessed(t: Type) -> Type:
     """An operand as the fast path takes it: an Unknown one is the guess every
     unannotated leaf gets (`speculative_array`'s answer; the guard checks it)."""
     return T.GUESS if t is UNKNOWN else t
+
+
+def _is_complex(t: Type) -> bool:
+    return isinstance(t, TensorType) and t.element.kind == "c128"
 
 
 def _is_float(t: Type) -> bool:

@@ -11,6 +11,7 @@ LIBRARY: Final = "numpy"
 I32: Final = ScalarType("i32")
 U8: Final = ScalarType("u8")  # bytes (crc16's data): typed loops' bitwise ops
 U32: Final = ScalarType("u32")  # CSR indices (spmv's): typed loops' indices and bounds
+C128: Final = ScalarType("c128")  # complex128: abs of it fuses (a float64), nothing else
 ARRAY: Final = TensorType(F64, None, LIBRARY)
 GUESS: Final = ARRAY  # what an unannotated leaf is guessed to be (the guard checks it)
 
@@ -26,6 +27,8 @@ DTYPES: Final[dict[str, ScalarType]] = {
     "numpy.uint32": U32,
     "numpy.bool_": I1,
     "numpy.bool": I1,
+    "numpy.complex128": C128,
+    "numpy.cdouble": C128,
 }
 #: NumPy's names of those element types: how `np.dtype(...)`, `astype(...)` and `dtype=`
 #: take them as strings (only names of one meaning on every platform: not "int", "l")
@@ -47,6 +50,9 @@ DTYPE_STRINGS: Final[dict[str, ScalarType]] = {
     "u4": U32,
     "bool": I1,
     "?": I1,
+    "complex128": C128,
+    "c16": C128,
+    "complex": C128,
 }
 #: element kind -> NumPy's name of it (the text of the types below)
 DTYPE_NAMES: Final = {
@@ -57,6 +63,7 @@ DTYPE_NAMES: Final = {
     "u8": "uint8",
     "u32": "uint32",
     "i1": "bool",
+    "c128": "complex128",
 }
 
 BINARY_OPERATORS: Final = {"Add": "add", "Sub": "sub", "Mult": "mul", "Div": "div"}

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
+from ppy_core.compiler.frontend.rebound import rebound_arrays
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import Bound, deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
@@ -81,8 +82,15 @@ class SpeculativeTyper(Typer):
         if isinstance(node, ast.Name) and node.id in self.scope.defaults:
             return self.scope.defaults[node.id]  # `alpha=1.5`: guessed its default's type
         if self.array is not None and self.scope.may_assume(node, self.array.library, self):
-            return self._view_of_typed(node, conv) or self.array
+            return self._view_of_typed(node, conv) or self._rebound(node) or self.array
         return found
+
+    def _rebound(self, node: ast.expr) -> Type | None:
+        """A name rebound to parts of an array of the library: that array (`rebound`)."""
+        if not isinstance(node, ast.Name) or self.scope is None or self.array is None:
+            return None
+        found = self.scope.rebound.get(node.id)
+        return found if found is not None and found.library == self.array.library else None
 
     def _view_of_typed(self, node: ast.expr, conv: Mapping[int, Converge]) -> Type | None:
         """A basic view (`A[1:-1, :-2]`, `b[:, None]`) of an array typed by its
@@ -105,6 +113,7 @@ class BodyScope:
     steady: Mapping[str, Bound] = field(default_factory=dict)  # views.steady_names
     numbers: frozenset[str] = frozenset()  # surely Python floats (`number_leaf`)
     defaults: Mapping[str, Type] = field(default_factory=dict)  # `parameter_defaults`
+    rebound: Mapping[str, TensorType] = field(default_factory=dict)  # `rebound_arrays`
 
     def defers(self, leaves: list[ast.expr]) -> bool:
         """Whether a tree over `leaves` may pass its views' names (`views.py`), where its
@@ -234,6 +243,7 @@ class Speculator:
         if func is not None:
             scope.steady = steady_names(func)
             scope.defaults = parameter_defaults(func)
+            scope.rebound = rebound_arrays(body, typer)
         scope.numbers = numbers
         named = libraries_named(body_nodes(body), typer, self.libraries)
         return BodySpeculation(self, typer, scope, named)

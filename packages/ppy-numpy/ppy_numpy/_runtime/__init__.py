@@ -253,10 +253,14 @@ class NumpyAdapter(RuntimeAdapter):
         return numpy_build_key()
 
     def prove(self, cases: Sequence[ProofCase]) -> dict[str, str]:
-        """Each case's kernel against NumPy's own answer (`proof.run_cases`)."""
+        """Each case's kernel against NumPy's own answer (`proof.run_cases`; those on
+        complex128 inputs `proof_complex.run_complex_cases`)."""
         from ppy_numpy._runtime.proof import run_cases
+        from ppy_numpy._runtime.proof_complex import COMPLEX, run_complex_cases
 
-        return run_cases(cases)
+        mine = [c for c in cases if c.inputs == COMPLEX]
+        verdict = run_complex_cases(mine) if mine else {}
+        return verdict | run_cases([c for c in cases if c.inputs != COMPLEX])
 
 
 def _site(

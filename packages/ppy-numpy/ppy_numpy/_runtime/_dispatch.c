@@ -5,7 +5,8 @@
  *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
  *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
- *            (an array operand a finite float may fill: broadcast, any FP flag -> Python)
+ *            (an array operand a finite float may fill: broadcast, any FP flag -> Python),
+ *            'c' (a complex128 array the kernel reads in pairs: flat calls only)
  *   loops  : ((ufunc, "d->d" | "dd->d" | "ddd->d"), ...) -> the kernel's ppy_loop table
  *   splat  : 0, or the address of the kernel's entry reading row-broadcast operands as
  *            splats (ppy-llvm's `_splat`: the kernel's scalars, then a mask per operand)
@@ -84,6 +85,7 @@ typedef struct {
     int fresh;  /* the fallback reads expression-fed arguments through FRESH (reads_fresh) */
     int f32;    /* float32 operands ('f') and result; Python numbers ('p') cast to float32 */
     int itype;  /* 0, or NPY_INT64 ('l') / NPY_INT32 ('i') operands and result, ints 'n' */
+    int cplx;   /* complex128 operands ('c'): 16-byte elements, which only flat calls pass */
     int store;  /* S_NONE, or how a store site writes its target (_store.h) */
     int swaps;  /* 0, or the flags of how NumPy's temporary elision meets the kernel (top) */
     int nswap;  /* its swap nodes: -1 not listed (any call >= PPY_ELIDE_MIN checked) */
@@ -243,7 +245,8 @@ static int take_leaves(const SiteObject *s, PyObject *const *args, int n, PyObje
 }
 
 static int leaf_type(char leaf) {
-    return leaf == 'f' ? NPY_FLOAT : leaf == 'l' ? NPY_INT64 : leaf == 'i' ? NPY_INT32 : NPY_DOUBLE;
+    return leaf == 'f' ? NPY_FLOAT : leaf == 'l' ? NPY_INT64 : leaf == 'i' ? NPY_INT32
+         : leaf == 'c' ? NPY_CDOUBLE : NPY_DOUBLE;
 }
 
 /* Whether a float32 result holds a NaN: its bits would follow NumPy's operand order,
@@ -459,7 +462,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
     }
     scalars[ns] = 0.0; /* the elision bits: set where the kernel follows NumPy */
     if (nweak) { /* NumPy's answer only where Python's float arithmetic raised no flag */
-        if (nweak == na || s->kind > K_MAP_BOOL) return fallback(s, R_TYPE, args, nargsf, kw);
+        if (nweak == na || s->kind > K_MAP_BOOL || s->cplx) return fallback(s, R_TYPE, args, nargsf, kw);
         return site_strided(s, ops, arrays, na, scalars, 1, args, nargsf, kw);
     }
     PyArrayObject *first = ops[0];
@@ -471,6 +474,7 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
         if (!fortran) {
             if (s->kind > K_MAP_BOOL) /* a reduction's order is NumPy's only over one C buffer */
                 return fallback(s, all_c_contiguous(ops, na) ? R_SHAPE : R_LAYOUT, args, nargsf, kw);
+            if (s->cplx) return fallback(s, R_LAYOUT, args, nargsf, kw); /* rows read 8-byte elements */
             return site_strided(s, ops, arrays, na, scalars, 0, args, nargsf, kw);
         }
     }
@@ -676,7 +680,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
     size_t nl = strlen(leaves);
-    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "aswfplin") != nl || strcspn(leaves, "awfli") == nl || !addr
+    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "aswfplinc") != nl || strcspn(leaves, "awflic") == nl || !addr
         || !PyCallable_Check(fb) || store < S_NONE || store > S_AUG_NAME) {
         PyErr_SetString(PyExc_ValueError, "Site: bad kernel, kind, leaves or fallback");
         return NULL;
@@ -694,6 +698,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     s->nan_ok = nan_ok;
     s->f32 = strchr(leaves, 'f') != NULL;
     s->itype = strchr(leaves, 'l') ? NPY_INT64 : strchr(leaves, 'i') ? NPY_INT32 : 0;
+    s->cplx = strchr(leaves, 'c') != NULL;
     s->store = store;
     s->fresh = reads_fresh(fb);
     if (swaps != NULL && swaps != Py_None && set_swaps(s, swaps) < 0) {

@@ -275,6 +275,7 @@ static int store_into(SiteObject *s, PyArrayObject *t, PyObject *const *leaves, 
         overlap = ops[k] && arrays_overlap(ops[k], t) && !(s->itype && same_view(ops[k], t));
     int fortran = 0, flat = nweak == 0 && all_flat(ops, na + 1, NPY_ARRAY_C_CONTIGUOUS);
     if (!flat && nweak == 0) flat = fortran = all_flat(ops, na + 1, NPY_ARRAY_F_CONTIGUOUS);
+    if (!flat && s->cplx) return *reason = R_LAYOUT, 0; /* its rows read 8-byte elements */
     /* NumPy computes `B[...] = x + v*w`'s right side as a fresh result; `a += x * y`
        as np.add(a, tmp, out=a), not swapped at the root (its bit cleared where known) */
     int nan_check = 0, aug = s->store != S_ASSIGN;
