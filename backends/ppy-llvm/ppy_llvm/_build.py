@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 
 from ._exp import INLINE_EXP
-from ._hoist import hoist, wrappers_module
+from ._hoist import hoist, wrappers_modules
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
@@ -85,7 +85,7 @@ def compile_specs(
     text (`build_linked`): an edit to one site recompiles that site's kernel only.
     Kernels that differ only in literals share one (`_hoist`; `hoisting` False: each
     spec its own kernel, its literals in its code), called through their sites'
-    wrappers, all in one small module."""
+    wrappers, in a few small modules."""
     table = dict(lowerings) if lowerings is not None else default_lowerings()
     modules: dict[str, str] = {}
     sites: dict[str, tuple[KernelSpec, str, str, tuple[float, ...]]] = {}
@@ -101,9 +101,7 @@ def compile_specs(
         if body_sym not in modules:
             modules[body_sym] = _module(split.body, body_sym, table)
         sites[sym] = (spec, sym, body_sym, split.values)
-    texts = list(modules.values())
-    if sites:
-        texts.append(wrappers_module(list(sites.values())))
+    texts = [*modules.values(), *wrappers_modules(list(sites.values()))]
     path = build_linked(texts, name)
     fp = fingerprint()
     return [CompiledKernel(str(path), symbol_of(s), signature_of(s), fp) for s in specs]

@@ -32,6 +32,7 @@ from ._irtext import f64_literal
 from ._kernel_map import elision_table
 from ._kernels import entry_points, swaps_marker
 from ._spec import EXACT_UNARY, KernelSpec, Node
+from ._toolchain import WRAPPERS
 
 #: ops that read a hoisted literal as any other float operand: IEEE-exact, lane-wise,
 #: emitted inline (`_lower`); a literal any other node reads stays a literal
@@ -84,8 +85,28 @@ def hoist(spec: KernelSpec) -> Hoisted | None:
     return Hoisted(body, tuple(values))
 
 
-def wrappers_module(sites: Sequence[tuple[KernelSpec, str, str, tuple[float, ...]]]) -> str:
-    """One LLVM module of every site's entries: for each (spec, symbol, body symbol,
+#: sites per module of wrappers: a library's wrappers are split in up to 16 modules,
+#: by their symbol's first hex digit, so the builder's workers share them and an
+#: edit recompiles a sixteenth of them (LLVM takes ~0.3 ms a wrapper unoptimised)
+SITES_PER_MODULE: Final = 64
+
+Site = tuple[KernelSpec, str, str, tuple[float, ...]]  # spec, symbol, body's, literals
+
+
+def wrappers_modules(sites: Sequence[Site]) -> list[str]:
+    """The LLVM modules of `sites`' wrappers (`wrappers_module`), in up to 16 groups
+    by symbol, fewer where the sites are few."""
+    groups = 1
+    while groups < 16 and len(sites) > groups * SITES_PER_MODULE:
+        groups *= 2
+    parts: dict[int, list[Site]] = {}
+    for site in sites:
+        parts.setdefault(int(site[1].removeprefix("ppy_k_")[0], 16) % groups, []).append(site)
+    return [wrappers_module(parts[k]) for k in sorted(parts)]
+
+
+def wrappers_module(sites: Sequence[Site]) -> str:
+    """One LLVM module of sites' entries: for each (spec, symbol, body symbol,
     literals), each entry of `spec` (`_kernels.entry_points`) under `symbol` calls the
     body's with the site's table of literals, and the elision table marker where
     `spec` has one. Sorted by symbol: its text (its object's key) depends on the set
@@ -108,7 +129,7 @@ def wrappers_module(sites: Sequence[tuple[KernelSpec, str, str, tuple[float, ...
         if swaps:
             parts.append(swaps_marker(sym + SWAPS_SUFFIX, swaps))
     groups = ["attributes #0 = { strictfp nounwind }", "attributes #1 = { strictfp }"]
-    return "\n".join([*sorted(decls.values()), *parts, *groups, ""])
+    return WRAPPERS + "\n".join([*sorted(decls.values()), *parts, *groups, ""])
 
 
 def _passed(params: str) -> str:

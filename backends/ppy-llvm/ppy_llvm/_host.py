@@ -131,11 +131,12 @@ def _cpuinfo() -> tuple[str, str]:
 
 
 @functools.cache
-def target_machine() -> Any:
-    """A PIC target machine for the host CPU at -O3."""
+def target_machine(opt: int = 3) -> Any:
+    """A PIC target machine for the host CPU at -O3 (`opt` 0: the fast instruction
+    selector, for code with nothing to optimise: `_hoist`'s wrappers)."""
     ll = llvm()
     cpu, features = host()
     target = ll.Target.from_default_triple()
     return target.create_target_machine(
-        cpu=cpu, features=features, opt=3, reloc="pic", codemodel="default"
+        cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="default"
     )

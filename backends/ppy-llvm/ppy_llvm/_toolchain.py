@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from ppy_core.cache import (
     backend_dir,
@@ -29,6 +30,10 @@ from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 from ._errors import LlvmBackendError
 from ._host import fingerprint, llvm, required_features, target_machine
 from ._parallel import emit_in_workers
+
+#: the first line of a module of sites' wrappers (`_hoist`), which `_emit` compiles
+#: unoptimised: tail calls only
+WRAPPERS: Final = "; ppy-llvm: sites' wrappers (tail calls, compiled unoptimised)\n"
 
 
 def cache_dir() -> Path:
@@ -113,7 +118,9 @@ def _object(ir_text: str, key: str) -> Path:
 
 def _emit(ir_text: str, ir_path: Path) -> bytes:
     """`ir_text` parsed, verified, optimised (O3) and compiled to object code; the IR
-    is saved at `ir_path` for the error when it does not parse (E2107)."""
+    is saved at `ir_path` for the error when it does not parse (E2107). A module of
+    sites' wrappers (`WRAPPERS`), tail calls only, is compiled as it is, by
+    the fast instruction selector: at -O3 LLVM spent ~1 ms a wrapper on them."""
     ll = llvm()
     try:
         module = ll.parse_assembly(ir_text)
@@ -121,6 +128,8 @@ def _emit(ir_text: str, ir_path: Path) -> bytes:
     except RuntimeError as exc:
         write_if_changed(ir_path, ir_text)
         raise LlvmBackendError("E2107", f"{exc} (IR saved at {ir_path})") from exc
+    if ir_text.startswith(WRAPPERS):
+        return bytes(target_machine(0).emit_object(module))
     optimize(module)
     return bytes(target_machine().emit_object(module))
 

@@ -245,3 +245,21 @@ def test_what_picks_code_stays_in_the_kernel() -> None:
         k = KernelBuilder()
         z = k.leaf()
         assert hoist(k.build(k.op("mul", z, k.const(1.5)), fastmath=fastmath, dtype=dtype)) is None
+
+
+def test_an_edited_literal_changes_one_module_of_wrappers() -> None:
+    from ppy_llvm._build import symbol_of
+    from ppy_llvm._hoist import wrappers_modules
+
+    def site(c: float) -> tuple[KernelSpec, str, str, tuple[float, ...]]:
+        spec, split = _shift(c), hoist(_shift(c))
+        assert split is not None
+        return spec, symbol_of(spec), symbol_of(split.body), split.values
+
+    sites = [site(0.25 * i + 1.5) for i in range(1000)]
+    before = wrappers_modules(sites)
+    assert len(before) == 16  # split by symbol: the builder's workers share them
+    assert sum(text.count(" = private unnamed_addr constant") for text in before) == 1000
+    after = wrappers_modules([site(9.75), *sites[1:]])
+    assert len(set(after) - set(before)) <= 2  # the edited site left its group, joined one
+    assert len(wrappers_modules(sites[:3])) == 1  # few sites: one module
