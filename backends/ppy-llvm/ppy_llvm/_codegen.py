@@ -50,7 +50,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._complex import complex_parts, lower_cabs
+from ._complex import (
+    bounded_compare,
+    complex_parts,
+    has_complex,
+    lower_cabs,
+    lower_cabs_compare,
+)
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering, x86_isa
 from ._lower_int import lower_int
@@ -256,6 +262,14 @@ class KernelEmit:
             out = self.splat_var(self.scalar_val[vid], width)
         else:
             node = self.spec.nodes[vid - len(self.spec.leaves)]
+            bounded = bounded_compare(self.spec, vid) if has_complex(self.spec) else None
+            if bounded is not None:  # `abs(z) > h`: the hypot only where it matters
+                cabs, other, pred = bounded
+                h = self.value(other, width, ptrs, i, memo)
+                leaf = self.spec.nodes[cabs - len(self.spec.leaves)].args[0]
+                parts = complex_parts(ctx, ptrs[leaf], self.leaf_index(leaf, i))
+                memo[vid] = lower_cabs_compare(ctx, parts, h, pred)
+                return memo[vid]
             if node.op == "cabs":  # its leaf is pairs of doubles: `_complex`
                 leaf = node.args[0]
                 at = self.leaf_index(leaf, i)

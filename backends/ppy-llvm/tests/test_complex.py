@@ -172,3 +172,53 @@ def test_no_reduction_of_complex() -> None:
     with pytest.raises(LlvmBackendError, match="reduction") as info:
         complex_refusal(b.build(b.op("cabs", z), reduce="add"))
     assert info.value.code == "E2047"
+
+
+@functools.cache
+def _compare_sites() -> dict[tuple[str, bool], Any]:
+    """``abs(z) pred h`` and ``h pred abs(z)`` for every predicate (`bounded_compare`)."""
+    from ppy_core.runtime.abi import kernel_address
+    from ppy_numpy._runtime import make_site
+
+    keys, specs = [], []
+    for pred in ("lt", "le", "gt", "ge", "eq", "ne"):
+        for flipped in (False, True):
+            b = KernelBuilder()
+            z, h = b.leaf("complex"), b.leaf("scalar")
+            cabs = b.op("cabs", z)
+            args = (h, cabs) if flipped else (cabs, h)
+            specs.append(b.build(b.op("compare", *args, pred=pred)))
+            keys.append((pred, flipped))
+    out = {}
+    for key, kernel in zip(keys, compile_specs(specs, "test-complex-compare"), strict=True):
+        address, keep = kernel_address(kernel)  # type: ignore[misc]
+        sig = kernel.signature
+        out[key] = make_site(address, sig.kind, sig.leaves, sig.loops, lambda *a: None, "c", keep)
+    return out
+
+
+COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+COMPARE |= {"eq": np.equal, "ne": np.not_equal}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.sampled_from([2.0, 1.0, 0.1, 3e-200, 7e250, 2.0**-300, 2.0**300, 0.0, -2.0, np.inf]),
+)
+def test_compare_near_the_bound(seed: int, h: float) -> None:
+    """|z| within a few ulps of h (where only NumPy's own hypot decides), far from it,
+    and edge values: every predicate, either operand order, NumPy's bools."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    theta = rng.uniform(0, 2 * np.pi, n)
+    radius = abs(h) * (1.0 + rng.integers(-24, 25, n) * 2.0**-52)
+    radius[::3] = abs(h) * 10.0 ** rng.uniform(-5, 5, radius[::3].size)
+    z = _complex(radius * np.cos(theta), radius * np.sin(theta))
+    z[::7] = _complex(*(PARTS[rng.integers(0, len(PARTS), z[::7].size)] for _ in range(2)))
+    for (pred, flipped), site in _compare_sites().items():
+        with np.errstate(all="ignore"):
+            got = site(z, h)
+            want = COMPARE[pred](h, np.abs(z)) if flipped else COMPARE[pred](np.abs(z), h)
+        assert got is not None
+        assert _same(got, want), (pred, flipped, h)
