@@ -14,6 +14,7 @@ from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.sites import Findings, SiteFinder
 from ppy_core.compiler.frontend.speculate import MIN_OPERATIONS
 from ppy_core.compiler.frontend.transform import rewrite_module
+from ppy_core.compiler.frontend.views import index_record
 from ppy_core.interface.hooks import HookCaller
 from ppy_core.interface.plugin import Converge, ModuleContext, OperatorContext, Plugin
 from ppy_core.ir.types import F64, UNKNOWN, ScalarType, TensorType, Type
@@ -323,3 +324,26 @@ def test_a_name_bound_earlier_in_a_loop_body_is_steady_there(views_taken: None) 
     assert texts(found) == {"(x[1:] - x[:-1]) * 3.0 + un[1:]": ("x[1:]", "x[:-1]", "un[1:]")}
     (site,) = found.expr_sites
     assert [ast.unparse(a) for a in site.args] == ["x", "un"]
+
+
+def test_column_views_with_integer_literals_are_passed_by_name(views_taken: None) -> None:
+    # `u[1:-1, 0]` (an integer beside a slice) is a view the runtime takes, failing over
+    # to Python where the integer is out of range; `u[1, 2]` is an element, `u[1:-1, i]`
+    # no literal: read after an operation, those keep Python's order (no site)
+    source = """
+        import vecs
+        def f(b, u, i):
+            b[1:-1, -1] = (u[1:-1, 0] - u[1:-1, -2]) * 2.0 + u[2:, -1]
+            c = (u[1:-1, 0] - u[1:-1, -2]) * 2.0 + u[1, 2]
+            d = (u[1:-1, 0] - u[1:-1, -2]) * 2.0 + u[1:-1, i]
+            return c, d
+        """
+    found = find(source, ArrayPlugin())
+    (site,) = found.expr_sites
+    assert ast.unparse(site.node) == "(u[1:-1, 0] - u[1:-1, -2]) * 2.0 + u[2:, -1]"
+    assert [ast.unparse(a) for a in site.args] == ["u"]
+    assert [index_record(view) for _arg, view in site.sources if view is not None] == [
+        [[1, -1, None], 0],
+        [[1, -1, None], -2],
+        [[2, None, None], -1],
+    ]

@@ -1,11 +1,14 @@
 """Views of locals a loop body binds: `un = u.copy()` at the top of a `while` body, read
-by the body's later stencil statements (NPBench's channel_flow).
+by the body's later stencil statements, and column views (`u[1:-1, 0]`: an integer
+literal beside a slice) read after an operation (NPBench's channel_flow).
 
 The name is surely bound there (the assignment ran first on every path through the
 body), so a store site whose views come after its first operation passes `un` by name
 and the dispatcher takes the views (`ppy_core.compiler.frontend.views`). A local read
 before its binding in the body (the previous iteration's) keeps Python's order: no site.
-Fast calls are NumPy's bytes in every array written, with NaN, inf, -0.0 and subnormals.
+A column's integer may be out of range: the dispatcher's view fails and the fallback
+raises NumPy's IndexError where Python does. Fast calls are NumPy's bytes in every array
+written, with NaN, inf, -0.0 and subnormals.
 """
 
 from __future__ import annotations
@@ -37,6 +40,13 @@ def stepper(u, v, dt, n):
         v[1:-1, 1:-1] = vn[1:-1, 1:-1] + un[1:-1, 1:-1] * dt * (vn[1:-1, 2:] - vn[1:-1, 0:-2])
         k += 1
     return k
+
+
+def columns(b, u, dx, k):
+    b[1:-1, -1] = (u[1:-1, 0] - u[1:-1, -2]) / (2 * dx) + (u[2:, -1] - u[0:-2, -1])
+    b[1:-1, 0] = (u[1:-1, 1] - u[1:-1, -1]) / (2 * dx) - u[1:-1, 3] * u[0:-2, 0]
+    b[1:-1, 1] = (u[1:-1, 1] - u[1:-1, -1]) * dx + u[1:-1, k]
+    return b
 
 
 def previous(x, n):
@@ -98,6 +108,30 @@ def test_the_loop_bodys_stencils_are_sites_passing_names(pair: Pair) -> None:
     assert u["unit"] is not None
     assert v["unit"] is not None
     assert not pair.records("previous")  # `xp` may be the last iteration's, or unbound
+    first, second = pair.records("columns")  # `u[1:-1, k]`: no literal, Python's order
+    assert (first["store"], first["args"]) == ("=", ["u", "dx"])
+    assert first["views"][0] == [0, [[1, -1, None], 0]]
+    assert (second["store"], second["args"]) == ("=", ["u", "dx"])
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (9, 4), (61, 61)])
+def test_column_views_are_numpys_bytes_and_fast(pair: Pair, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[0])
+    b, u = rng.standard_normal(shape), rng.standard_normal(shape)
+    assert _same(pair, "columns", [b, u], (0.25, 2)) == 2
+    for make in (random_array, special_array):
+        _same(pair, "columns", [make(rng, shape), make(rng, shape)], (-0.0, -1))
+    assert _same(pair, "columns", [b, np.full(shape, 5e-324)], (1e-300, 1)) == 2
+
+
+def test_a_column_out_of_range_raises_as_numpy(pair: Pair) -> None:
+    # u[1:-1, 3] of 3 columns: NumPy's IndexError, after the first statement's store;
+    # u[1:-1, k] (Python's) out of range after both sites stored
+    rng = np.random.default_rng(3)
+    view = frozenset({"guard: view"})
+    assert _same(pair, "columns", [rng.random((5, 3)), rng.random((5, 3))], (0.5, 0), view) == 1
+    assert _same(pair, "columns", [rng.random((5, 1)), rng.random((5, 1))], (0.5, 0), view) == 0
+    assert _same(pair, "columns", [rng.random((5, 4)), rng.random((5, 4))], (0.5, 7), view) == 2
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (4, 7), (17, 9), (61, 61)])

@@ -18,7 +18,7 @@ path), never deleted (`del`, `except E as name`) nor rebound from a nested funct
 (`nonlocal`): reading it before the operations that precede it in Python gives the same
 object and cannot raise. Every other leaf of such a tree is a name, so the call runs no
 code of the program before the operations either. The core describes an index as syntax
-(literal slice bounds, new axes); no library is named.
+(literal slice bounds, new axes, integer literals); no library is named.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 
-#: per item of an index: a slice's [lower, upper, step], or None (a new axis)
-Index = list[list[int | None] | None]
+#: per item of an index: a slice's [lower, upper, step], an int (an integer index), or
+#: None (a new axis)
+Index = list[list[int | None] | int | None]
 _END = float("inf")  # a binding of the function's own body holds to its end
 
 
@@ -50,15 +51,41 @@ def view_of(node: ast.expr) -> tuple[str, int] | None:
     return node.value.id, len(parts)
 
 
+def deferred_view(node: ast.expr) -> str | None:
+    """The name a deferrable view is taken of: a `view_of` view, or a basic view whose
+    index also holds integer literals beside a slice (a column ``u[1:-1, 0]``, still an
+    array). Unlike a slice an integer may be out of range: the runtime taking the view
+    then runs the fallback, which raises Python's IndexError where Python does."""
+    found = view_of(node)
+    if found is not None:
+        return found[0]
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
+        return None
+    parts = _parts(node)
+    if not any(isinstance(part, ast.Slice) for part in parts):
+        return None  # integers only: an element, not a view
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            if any(
+                b is not None and _int_value(b) is None for b in (part.lower, part.upper, part.step)
+            ):
+                return None
+        elif (
+            not (isinstance(part, ast.Constant) and part.value is None) and _int_value(part) is None
+        ):
+            return None
+    return node.value.id
+
+
 def index_record(node: ast.Subscript) -> Index:
     """The manifest's form of a basic view's index: ``x[1:-1, None]`` is
-    ``[[1, -1, None], None]``."""
+    ``[[1, -1, None], None]``, ``u[1:-1, -2]`` is ``[[1, -1, None], -2]``."""
     out: Index = []
     for part in _parts(node):
         if isinstance(part, ast.Slice):
             out.append([_bound(b) for b in (part.lower, part.upper, part.step)])
         else:
-            out.append(None)
+            out.append(_int_value(part))  # None for a new axis
     return out
 
 
@@ -110,11 +137,12 @@ def _block_bindings(
 
 
 def deferrable(node: ast.expr, steady: Mapping[str, Bound]) -> bool:
-    """Is `node` a basic view of a name surely bound at its line (`steady_names`)?"""
-    view = view_of(node)
-    if view is None:
+    """Is `node` a basic view (`deferred_view`) of a name surely bound at its line
+    (`steady_names`)?"""
+    name = deferred_view(node)
+    if name is None:
         return False
-    return any(after < node.lineno <= until for after, until in steady.get(view[0], ()))
+    return any(after < node.lineno <= until for after, until in steady.get(name, ()))
 
 
 def share(
@@ -192,6 +220,7 @@ __all__ = [
     "Index",
     "arguments",
     "deferrable",
+    "deferred_view",
     "index_record",
     "share",
     "steady_names",

@@ -117,13 +117,18 @@ def view_table(
     views: Sequence[Any] | None,
 ) -> tuple[tuple[int, tuple[Any, ...] | None], ...] | None:
     """The C Site's `views` from the manifest's: per kernel leaf (its argument, the
-    basic index taken of it as a tuple of slices and None, or None: the argument)."""
+    basic index taken of it as a tuple of slices, ints and None, or None: the argument)."""
     if not views:
         return None
     return tuple(
-        (int(arg), None if index is None else tuple(p if p is None else slice(*p) for p in index))
+        (int(arg), None if index is None else tuple(_index_part(p) for p in index))
         for arg, index in views
     )
+
+
+def _index_part(part: Any) -> Any:
+    """One item of a view's index: [lo, hi, step] a slice, an int itself, None a new axis."""
+    return slice(*part) if isinstance(part, list) else part
 
 
 def resolve_ufunc(numpy: Any, name: str) -> Any:

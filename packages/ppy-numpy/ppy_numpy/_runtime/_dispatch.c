@@ -627,7 +627,7 @@ static int parse_views(SiteObject *s, PyObject *views, int n) {
         if (arg < 0 || arg >= n || (index != Py_None && !PyTuple_Check(index))) goto bad;
         for (Py_ssize_t j = 0; index != Py_None && j < PyTuple_GET_SIZE(index); j++) {
             PyObject *part = PyTuple_GET_ITEM(index, j);
-            if (part != Py_None && !PySlice_Check(part)) goto bad; /* basic: a view */
+            if (part != Py_None && !PySlice_Check(part) && !PyLong_CheckExact(part)) goto bad; /* basic */
         }
         s->view_arg[i] = arg;
         s->view_index[i] = index == Py_None ? NULL : Py_NewRef(index);
