@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ppy_core import __version__
+from ppy_core.cache.functions import read_pack, write_pack
 from ppy_core.cache.module_key import ModuleKey
 from ppy_core.compiler.deep import MAX_SITE_OPS, run_deep
 from ppy_core.compiler.frontend.contain import is_internal
@@ -38,11 +39,14 @@ from ppy_core.compiler.frontend.transform import (
     specialization_module,
 )
 from ppy_core.compiler.frontend.views import index_record
+from ppy_core.compiler.function_keys import FunctionKeys
+from ppy_core.compiler.function_records import FunctionMemo
 from ppy_core.compiler.passes import CORE_PASSES
 from ppy_core.diagnostics import CHECK_ONLY, Diagnostic, Error, Location
 from ppy_core.interface.backend import Backend, CompiledUnit, LowerContext
 from ppy_core.interface.hooks import HookCaller
 from ppy_core.interface.plugin import ModuleContext
+from ppy_core.interface.progress import counted
 from ppy_core.interface.specs import LOWERING_ATTRIBUTE, OP_SPEC_KINDS, spec_attribute, spec_of
 from ppy_core.ir import DialectRegistry, PassManager, core_registry, print_ir
 from ppy_core.ir.dialects.builtin import FuncOp, ModuleOp
@@ -155,6 +159,8 @@ class Builder:
         finder = SiteFinder(
             oracle, module_ctx, self.key.config.opt, self.target, libraries=bool(plugins)
         )
+        memo = self.function_memo(source.tree) if self.target is None else None
+        finder.memo = memo
         findings = finder.run(source.tree)
         for stmt, exc in findings.failures:
             name = getattr(stmt, "name", None)
@@ -197,8 +203,18 @@ class Builder:
                 "name": self.target.function.rpartition(".")[2],
                 "gains": bool(compiled_exprs or compiled_fns),
             }
+        if memo is not None:
+            manifest["functions"] = {"reused": memo.reused, "typed": memo.typed}
         write_manifest(out / MANIFEST, manifest)
+        if memo is not None:  # the build is done: what it found is the next one's to reuse
+            write_pack(str(self.key.path), memo.kept)
         return {"module": str(self.key.path)}
+
+    def function_memo(self, tree: ast.Module) -> FunctionMemo:
+        """Each top-level function's findings of the last build of this module, to reuse
+        where the function's key is unchanged (`function_keys`, `function_records`)."""
+        keys = FunctionKeys(tree, self.key.components)
+        return FunctionMemo(keys, self.diagnostics, read_pack(str(self.key.path)))
 
     def manifest(
         self,
@@ -269,12 +285,14 @@ class Builder:
         """Every expression site's record and unit. Sites whose first willing backend
         has `lower_module` are compiled together (one library per module and backend);
         if that fails, each is compiled alone, so one bad site costs only itself."""
-        prepared = [self.guarded_prepare(site, passes) for site in sites]
+        prepared = [
+            self.guarded_prepare(site, passes) for site in counted("preparing sites", sites)
+        ]
         results: list[tuple[dict[str, Any], CompiledUnit | None]] = [
             (record, None) for record, _func in prepared
         ]
         groups: dict[tuple[str, bool], list[int]] = {}
-        for i, (record, func) in enumerate(prepared):
+        for i, (record, func) in enumerate(counted("choosing backends", prepared)):
             backend = self._first_willing(func) if func is not None else None
             if backend is not None and hasattr(backend, "lower_module"):
                 groups.setdefault((backend.name, sites[i].fastmath), []).append(i)

@@ -190,6 +190,9 @@ class SiteFinder:
         self.globals: dict[str, Type] = {}
         self._function = "<module>"  # the function being typed, for `call`'s remark
         self.tree: ast.Module | None = None  # the module (typed loops build its helpers in)
+        # reuses and keeps each top-level function's findings across builds (the
+        # driver's `compiler.function_records.FunctionMemo`); None: type every one
+        self.memo: Any = None
 
     def next_id(self, function: str) -> str:
         self._counter += 1
@@ -202,14 +205,14 @@ class SiteFinder:
         self.globals = self.module_names(tree, module_typer)
         module_typer.env = dict(self.globals)
         self.speculator = Speculator.for_module(self.oracle, tree)
-        for stmt in tree.body:
+        for index, stmt in enumerate(tree.body):
             if self.target is not None:  # one function's specialization: nothing else
                 found = _named(stmt, self.target.function)
                 if found is not None:
                     contained(self, found, self.function)
                 continue
             if isinstance(stmt, ast.FunctionDef):
-                contained(self, stmt, self.function)
+                self.top_function(index, stmt)
             elif isinstance(stmt, ast.AsyncFunctionDef | ast.ClassDef):
                 kind = "async function" if isinstance(stmt, ast.AsyncFunctionDef) else "class"
                 # the class body runs as written; its plain methods are typed by their calls
@@ -219,6 +222,15 @@ class SiteFinder:
             elif self.default_opt >= 2:
                 contained(self, stmt, lambda s: self.module_statement(s, module_typer))
         return self.found
+
+    def top_function(self, index: int, stmt: ast.FunctionDef) -> None:
+        """Type a top-level function, or take what an earlier build found (`memo`)."""
+        if self.memo is None:
+            contained(self, stmt, self.function)
+        elif not self.memo.restore(self, index, stmt):
+            mark = self.memo.mark(self)
+            contained(self, stmt, self.function)
+            self.memo.keep(self, stmt, mark)
 
     def module_statement(self, stmt: ast.stmt, typer: Typer) -> None:
         self.statements("<module>", [stmt], typer, FunctionOptions(self.default_opt))
