@@ -25,6 +25,7 @@ from ppy_core.cache import (
     verify_build,
     write_if_changed,
 )
+from ppy_core.interface.progress import step
 from ppy_core.runtime.abi import CPU_CHECK_SYMBOL
 
 from ._errors import LlvmBackendError
@@ -97,6 +98,7 @@ def build_linked(modules: Sequence[str], name: str) -> Path:
                 for text, k in zip(modules, keys, strict=True)
                 if not verify_build(folder / f"obj-{k}.o")
             ]
+            step(f"compiling {len(todo)} kernels" if todo else "linking kernels")
             # many kernels to compile: on every CPU (`_parallel`), the same objects
             emit_in_workers(todo, folder, _object)
             objects = [_object(text, k) for text, k in zip(modules, keys, strict=True)]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ppy_core.diagnostics import Error
+from ppy_core.interface.progress import step as progress_step
 
 
 def is_internal(exc: BaseException) -> bool:
@@ -26,6 +27,9 @@ def is_internal(exc: BaseException) -> bool:
 def contained(finder: Any, stmt: ast.stmt, step: Callable[[ast.stmt], None]) -> None:
     """`step(stmt)` on `finder` (a SiteFinder); if it fails internally, its findings
     are undone and `(stmt, exc)` goes to `finder.found.failures`."""
+    module = finder.tree
+    if module is not None and module.body:  # how far the module's typing is, by line
+        progress_step("typing line", stmt.lineno, module.body[-1].end_lineno or 0)
     found = finder.found
     lists = (found.expr_sites, found.function_sites, found.remarks, found.rejects)
     marks = [len(items) for items in lists]
