@@ -1,12 +1,12 @@
 """abs of complex128 arrays fused (ppy-llvm's `_complex`): unannotated functions called
 with complex arrays compile their `abs(z) > h`, `np.abs(z) * s + 1.0`,
-`np.less(np.absolute(z), h)` trees through observed signatures, and a name a loop
-rebinds to parts of a complex array (`Z = Z[I]`, NPBench's mandelbrot2) is guessed
-complex (`ppy_core.compiler.frontend.rebound`). Each answer equals NumPy's bit for
-bit (NaN payloads and -0.0 included, compared as raw bytes) over shapes including
-empty and 0-d, C, F and strided layouts and special values in either part; the fast
-path is asserted where the kernel reads the operand (C- or F-contiguous, non-empty),
-and the guard's reason where it does not."""
+`np.less(np.absolute(z), h)`, `0.5 <= np.abs(z)` trees through observed signatures,
+and a name a loop rebinds to parts of a complex array (`Z = Z[I]`, NPBench's
+mandelbrot2) is guessed complex (`ppy_core.compiler.frontend.rebound`). Each answer
+equals NumPy's bit for bit (NaN payloads and -0.0 included, compared as raw bytes)
+over shapes including empty and 0-d, C, F and strided layouts and special values in
+either part; the fast path is asserted where the kernel reads the operand (C- or
+F-contiguous, non-empty), and the guard's reason where it does not."""
 
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ def affine(z, s):
 
 def less(z, h):
     return np.less(np.absolute(z), h)
+
+
+def flipped(z):
+    return 0.5 <= np.abs(z)
 
 
 def fabs(z):
@@ -116,6 +120,7 @@ def test_abs_trees(pair: Pair, z: np.ndarray, h: float) -> None:
     reads = _kernel_reads(z)
     _check(pair, "gt", (z, h), reads)
     _check(pair, "less", (z, h), reads)
+    _check(pair, "flipped", (z,), reads)
     _check(pair, "affine", (z, -0.5), reads)  # |z| <= 1.5e300: no overflow
 
 
