@@ -33,6 +33,7 @@ from typing import Any
 
 from ._loops_blas import QUIET_BIT, _libc
 from ._loops_inplace import LAYOUT
+from ._loops_vector_chunks import VectorChunks
 from ._loops_vector_probe import probe_functions
 
 BROADCAST = 7  # return code: NumPy's ValueError for lengths that do not broadcast
@@ -44,7 +45,7 @@ SIMD_MIN = 8  # NumPy's SIMD loops take calls longer than this
 _TREE_OPS = ("add", "sub", "mul", "truediv")
 
 
-class VectorOps:
+class VectorOps(VectorChunks):
     """`loops.vector` and `loops.index_check`; mixed into Emitter."""
 
     b: Any
@@ -119,7 +120,7 @@ class VectorOps:
         )
         b_.cbranch(safe, fused, buffered)
         b_.position_at_end(fused)
-        self._count(lt, lambda e: self._apply(how, final, leaves[0], e, self._quick(plan, e)))
+        self._fused(how, final, leaves[0], plan)  # in vectorized chunks (_loops_vector_chunks)
         b_.branch(done)
         b_.position_at_end(buffered)
         self._buffered(how, final, leaves[0], plan, length)
@@ -135,7 +136,11 @@ class VectorOps:
         plan: list[tuple] = []
         stack: list[int] = []
         for token in tree:
-            if token in _TREE_OPS:
+            if token == "neg":  # np.negative of the subtree: a temporary of its length
+                below = stack.pop()
+                plan.append(("op", plan[below][1], ("neg", None)))
+                start = self._starts[below]
+            elif token in _TREE_OPS:
                 before = list(stack)  # the subtrees Python has computed by this call
                 right, left = plan[stack.pop()], plan[stack.pop()]
                 n = self._broadcast(left, right, lambda b=before: self._computed(plan, b))
@@ -317,6 +322,8 @@ class VectorOps:
                 stack.append(self._element(extra, e))
             elif kind == "scalar":
                 stack.append(extra)
+            elif extra[0] == "neg":  # np.negative: the sign bit flipped, NaNs too
+                stack.append(b_.fneg(stack.pop()))
             else:
                 y, x = stack.pop(), stack.pop()
                 stack.append(self.machine_op(extra[0], x, y))
@@ -347,6 +354,8 @@ class VectorOps:
                 values.append(self._element(extra, e))
             elif kind == "scalar":
                 values.append(extra)
+            elif extra[0] == "neg":  # no NaN to choose, no warning: a sign flip
+                values.append(self.b.fneg(stack.pop()))
             else:
                 name, rule = extra
                 y, x = stack.pop(), stack.pop()
@@ -365,15 +374,41 @@ class VectorOps:
         with b_.if_then(special, likely=False):
             always, first_second = rule
             second = b_.or_(always, b_.icmp_signed(">=", e, first_second))
-            fixed = _nan(self, x, y, r, second)
-            from ._loops_scalar import FLAG_OPS
-
-            self._flag_bits(name, FLAG_OPS.index(UFUNC[name]), x, y, fixed)
+            fixed = b_.call(self._special(name), [x, y, r, second, self.flags])
             end = b_.block
         out = b_.phi(self.f64)
         out.add_incoming(r, start)
         out.add_incoming(fixed, end)
         return out
+
+    def _special(self, name: str) -> Any:
+        """`double f(x, y, r, i1 second, i64 *flags)`: the NaN NumPy's call returns
+        (`_nan`) and its warnings' bits, out of line (noinline, cold): a statement
+        tests every operation of E in several places (its loops, its buffered copy,
+        the warnings before an error), and inlined this made adi's one function
+        tens of thousands of lines of IR that LLVM took seconds over."""
+        from ._loops_scalar import FLAG_OPS
+
+        key = f"ppy_loops_vector_special_{name}"
+        fn = self.module.globals.get(key)
+        if fn is not None:
+            return fn
+        ir = self.ir
+        fnty = ir.FunctionType(self.f64, [self.f64, self.f64, self.f64, self.i1, self.flags.type])
+        fn = ir.Function(self.module, fnty, name=key)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        fn.attributes.add("cold")
+        outer, outer_flags = self.b, self.flags
+        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+        x, y, r, second, self.flags = fn.args
+        try:
+            fixed = _nan(self, x, y, r, second)
+            self._flag_bits(name, FLAG_OPS.index(UFUNC[name]), x, y, fixed)
+            self.b.ret(fixed)
+        finally:
+            self.b, self.flags = outer, outer_flags
+        return fn
 
     def _apply(self, how: str, final: Any, target: tuple, e: Any, x: Any) -> None:
         b_ = self.b

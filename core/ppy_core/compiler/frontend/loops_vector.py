@@ -1,8 +1,8 @@
 """Typed loops: array statements `V op= E` and `V = E` inside loops (`loops.vector`).
 
 V is a float64 vector view of an array (`C[i, :i + 1]`, `Q[:, k]`), E an
-elementwise expression of + - * / over vector views (or whole 1-D arrays) and
-scalars, holding at least one operation on a view, or for `V = E` a lone scalar
+elementwise expression of + - * / and unary - over vector views (or whole 1-D
+arrays) and scalars, holding at least one operation on a view, or for `V = E` a lone scalar
 (a fill: adi's `v[0, 1:N - 1] = 1.0`) or a lone view (a copy,
 `q[1:N - 1, 0] = v[0, 1:N - 1]`): syrk's
 `C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]`, seidel_2d's sum of seven row
@@ -92,7 +92,7 @@ class VectorStatements:
         # does); `V op= W` would hand W itself to the in-place ufunc, whose NaN rule
         # depends on whether NumPy copied it
         copy = op == "set" and self.is_view(value)
-        if not (isinstance(value, ast.BinOp) or copy or not self._holds_view(value)):
+        if not (isinstance(value, ast.BinOp | ast.UnaryOp) or copy or not self._holds_view(value)):
             raise Refused(
                 stmt,
                 f"{where}: a lone view on the right (NumPy copies it where it overlaps "
@@ -159,6 +159,12 @@ class VectorStatements:
                 )
             tree.computed = True
             tree.tokens.append(op)
+            return "temp"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            # np.negative of a view or a temporary: a fresh temporary, a sign flip
+            self._tree(node.operand, tree, assigned, where)
+            tree.computed = True
+            tree.tokens.append("neg")
             return "temp"
         if self.is_view(node):
             self._leaf_view(node, tree, assigned, target=False)

@@ -21,6 +21,8 @@ from ppy_core.ir.types import ScalarType, TensorType
 #: the statement's last step: the copy of `V = E`, or the in-place ufunc of `V op= E`
 STATEMENT_OPS: Final = ("set", "add", "sub", "mul", "truediv")
 TREE_OPS: Final = ("add", "sub", "mul", "truediv")
+#: tree ops of one operand: np.negative (`-A[i, :]`), a sign flip
+TREE_UNARY: Final = ("neg",)
 
 
 class IndexCheckOp(Operation):
@@ -83,6 +85,8 @@ class VectorOp(Operation):
         for token in self.attributes["tree"]:
             if token in TREE_OPS:
                 depth -= 1
+            elif token in TREE_UNARY:
+                pass  # one value in, one out (an empty stack underflows below)
             elif token[:1] in counts and token[1:].isdigit():
                 k = int(token[1:])
                 if not (1 if token[0] == "v" else 0) <= k < counts[token[0]]:
@@ -98,4 +102,4 @@ class VectorOp(Operation):
 
 VECTOR_OPS: Final = (IndexCheckOp, VectorOp)
 
-__all__ = ["STATEMENT_OPS", "TREE_OPS", "VECTOR_OPS", "IndexCheckOp", "VectorOp"]
+__all__ = ["STATEMENT_OPS", "TREE_OPS", "TREE_UNARY", "VECTOR_OPS", "IndexCheckOp", "VectorOp"]
