@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 
 from ppy_core.runtime.abi import CompiledKernel, KernelSignature
 
 from ._exp import INLINE_EXP
-from ._hoist import hoist, wrappers_modules
+from ._hoist import Site, hoist, wrappers_modules
 from ._host import fingerprint
 from ._kernels import emit_kernel, module_text
 from ._lower import Lowering, default_lowerings
 from ._spec import KernelSpec, loop_name
 from ._toolchain import build_linked
+
+
+#: the name a kernel's module is written with before its text is compared with the
+#: others' (`compile_specs`): in no other symbol, so renaming it renames only its own
+BODY = "ppy_kernel_body"
 
 
 def symbol_of(spec: KernelSpec) -> str:
@@ -83,26 +89,34 @@ def compile_specs(
     """Compile every spec into one .so (cached by content) and describe each kernel.
     Each distinct kernel is its own LLVM module, compiled to an object cached by its
     text (`build_linked`): an edit to one site recompiles that site's kernel only.
-    Kernels that differ only in literals share one (`_hoist`; `hoisting` False: each
-    spec its own kernel, its literals in its code), called through their sites'
-    wrappers, in a few small modules."""
+    Kernels that differ only in literals share one body (`_hoist`; `hoisting` False:
+    each spec its own kernel, its literals in its code), and so do kernels whose code
+    is the same text but for their name (``sin(x)`` and ``cos(x)`` call their loop
+    through the table the adapter fills: one machine code); a site whose kernel is
+    another's is a wrapper calling it, all wrappers in a few small modules."""
     table = dict(lowerings) if lowerings is not None else default_lowerings()
-    modules: dict[str, str] = {}
-    sites: dict[str, tuple[KernelSpec, str, str, tuple[float, ...]]] = {}
+    modules: dict[str, str] = {}  # body symbol -> its module
+    by_text: dict[str, str] = {}  # sha256 of a body's text, named BODY -> its symbol
+    texts: dict[str, str] = {}  # body spec key -> its text (emitted once)
+    sites: dict[str, Site] = {}
     for spec in specs:
         sym = symbol_of(spec)
         if sym in modules or sym in sites:
             continue
         split = hoist(spec) if hoisting else None
-        if split is None:
-            modules[sym] = _module(spec, sym, table)
-            continue
-        body_sym = symbol_of(split.body)
-        if body_sym not in modules:
-            modules[body_sym] = _module(split.body, body_sym, table)
-        sites[sym] = (spec, sym, body_sym, split.values)
-    texts = [*modules.values(), *wrappers_modules(list(sites.values()))]
-    path = build_linked(texts, name)
+        body, values = (split.body, split.values) if split else (spec, None)
+        if body.key() not in texts:
+            texts[body.key()] = _module(body, BODY, table)
+        text = texts[body.key()]
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        body_sym = by_text.get(digest)
+        if body_sym is None:  # the first of its code: a site's own kernel, or a body
+            body_sym = by_text[digest] = sym if values is None else f"ppy_k_{digest[:20]}"
+            modules[body_sym] = text.replace(f"@{BODY}", f"@{body_sym}")
+        if body_sym != sym:
+            sites[sym] = (spec, sym, body_sym, values)
+    texts_out = [*modules.values(), *wrappers_modules(list(sites.values()))]
+    path = build_linked(texts_out, name)
     fp = fingerprint()
     return [CompiledKernel(str(path), symbol_of(s), signature_of(s), fp) for s in specs]
 

@@ -90,7 +90,9 @@ def hoist(spec: KernelSpec) -> Hoisted | None:
 #: edit recompiles a sixteenth of them (LLVM takes ~0.3 ms a wrapper unoptimised)
 SITES_PER_MODULE: Final = 64
 
-Site = tuple[KernelSpec, str, str, tuple[float, ...]]  # spec, symbol, body's, literals
+#: a site whose kernel is another's: its spec, its symbol, the body's symbol, and the
+#: literals the body takes (None: a body that takes none, the same code as the site's)
+Site = tuple[KernelSpec, str, str, "tuple[float, ...] | None"]
 
 
 def wrappers_modules(sites: Sequence[Site]) -> list[str]:
@@ -108,21 +110,25 @@ def wrappers_modules(sites: Sequence[Site]) -> list[str]:
 def wrappers_module(sites: Sequence[Site]) -> str:
     """One LLVM module of sites' entries: for each (spec, symbol, body symbol,
     literals), each entry of `spec` (`_kernels.entry_points`) under `symbol` calls the
-    body's with the site's table of literals, and the elision table marker where
-    `spec` has one. Sorted by symbol: its text (its object's key) depends on the set
-    of sites only."""
+    body's (with the site's table of literals, where it takes one), and the elision
+    table marker where `spec` has one. Sorted by symbol: its text (its object's key)
+    depends on the set of sites only."""
     decls: dict[str, str] = {}
     parts: list[str] = []
     for spec, sym, body_sym, values in sorted(sites, key=lambda s: s[1]):
-        table = f"@{sym}.c"
-        words = ", ".join(f"double {f64_literal(v)}" for v in values)
-        parts.append(
-            f"{table} = private unnamed_addr constant [{len(values)} x double] [{words}], align 8"
-        )
+        table = extra = ""
+        if values is not None:
+            table, extra = f"@{sym}.c", ", ptr"
+            words = ", ".join(f"double {f64_literal(v)}" for v in values)
+            parts.append(
+                f"{table} = private unnamed_addr constant [{len(values)} x double] [{words}], "
+                "align 8"
+            )
         for suffix, ret, params in entry_points(spec):
             types = ", ".join(p.split()[0] for p in params.split(", "))
-            decls[body_sym + suffix] = f"declare {ret} @{body_sym}{suffix}({types}, ptr)"
-            call = f"tail call {ret} @{body_sym}{suffix}({_passed(params)}, ptr {table}) #1"
+            decls[body_sym + suffix] = f"declare {ret} @{body_sym}{suffix}({types}{extra})"
+            passed = _passed(params) + (f", ptr {table}" if table else "")
+            call = f"tail call {ret} @{body_sym}{suffix}({passed}) #1"
             body = f"  {call}\n  ret void" if ret == "void" else f"  %r = {call}\n  ret {ret} %r"
             parts.append(f"define {ret} @{sym}{suffix}({params}) #0 {{\n{body}\n}}")
         swaps = elision_table(spec)

@@ -263,3 +263,27 @@ def test_an_edited_literal_changes_one_module_of_wrappers() -> None:
     after = wrappers_modules([site(9.75), *sites[1:]])
     assert len(set(after) - set(before)) <= 2  # the edited site left its group, joined one
     assert len(wrappers_modules(sites[:3])) == 1  # few sites: one module
+
+
+def test_kernels_of_the_same_code_are_compiled_once(tmp_path: Path) -> None:
+    """``sin(x) * y`` and ``cos(x) * y`` call their loop through the table the adapter
+    fills: the same machine code, one object; each site still calls its own loop."""
+    from ppy_llvm import LlvmBackend
+
+    def loop_times(op: str) -> KernelSpec:
+        b = KernelBuilder()
+        x, y = b.leaf(), b.leaf()
+        return b.build(b.op("mul", b.op("unary", x, op=op), y))
+
+    specs = [loop_times("sin"), loop_times("cos"), loop_times("tan")]
+    for spec in specs:
+        why = LlvmBackend().can_lower_spec(spec, "numpy")
+        if why is not None:
+            pytest.skip(f"refused by the proof: {why}")
+    assert _objects(tmp_path / "shared", specs, True) == 2  # one body, one of wrappers
+    refs = [lambda x, y, f=f: f(x) * y for f in (np.sin, np.cos, np.tan)]
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(1000) * 5, rng.standard_normal(1000)
+    for site, ref in zip(sites(specs, refs, True), refs, strict=True):
+        assert same_bits(site(x, y), ref(x, y))
+        assert site.stats()["fast"] == 1
