@@ -29,6 +29,8 @@ its loop raised; an overflow of ``h * L`` raised here sends the call to NumPy).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import struct
 from typing import TYPE_CHECKING
 
@@ -293,12 +295,29 @@ def run_complex_proof(library: str) -> dict[str, str]:
 
 def complex_unproven(library: str) -> str | None:
     """E2104's detail where a kernel's complex128 abs is not proven NumPy's for
-    `library`'s build on this CPU (the verdict cached as the loops' are), else None."""
+    `library`'s build on this CPU, else None. The verdict is cached as the loops' are,
+    and under the proof kernels' LLVM IR too: the kernel is the computation here, so
+    a change to its code generation proves it again."""
     from ._proof import _cached
 
     try:
-        verdict = _cached("proof-complex", library, run_complex_proof, False)
+        prefix = f"proof-complex-{_proof_code_key()}"
+        verdict = _cached(prefix, library, run_complex_proof, False)
     except (LlvmBackendError, LookupError, ImportError, OSError) as exc:
         return f"abs of complex128 (proof could not run: {exc})"
     found = verdict.get(PROOF_NAME, "not tested")
     return None if found == "ok" else f"abs of complex128: {found}"
+
+
+@functools.cache
+def _proof_code_key() -> str:
+    """sha256 prefix of the proof kernels' LLVM IR (what `lower_cabs` emits)."""
+    from ._kernels import emit_kernel, module_text
+    from ._lower import default_lowerings
+
+    decls: set[str] = set()
+    bodies = [
+        emit_kernel(spec, f"k{k}", default_lowerings(), decls)
+        for k, (spec, _) in enumerate(complex_proof_specs())
+    ]
+    return hashlib.sha256(module_text(bodies, decls).encode()).hexdigest()[:16]
