@@ -165,3 +165,88 @@ def test_hypothesis_steps(pair: Pair, u: np.ndarray, data: st.DataObject) -> Non
     v = data.draw(hnp.arrays(np.float64, u.shape, elements=FLOATS))
     dt = data.draw(FLOATS)
     _same(pair, "stepper", [u, v], (dt, 2))
+
+
+# -- random programs: where a loop body binds the viewed name, and which columns --------
+
+POSITIONS = ("top", "before", "nested", "after", "branch")
+#: the binding dominates the statement: the rule passes the name, a site must exist
+DOMINATING = ("top", "before", "nested")
+ROWS = ("1:-1", "2:", ":-2")
+COLUMNS = ("0", "1", "-1", "-2", "2", "4")
+
+
+def _program(rng: np.random.Generator, index: int) -> tuple[str, str]:
+    """One random function (its source) and where it binds `w`."""
+    position = POSITIONS[index % len(POSITIONS)]
+    column = str(rng.choice(COLUMNS)) if rng.random() < 0.6 else None
+
+    def view(name: str) -> str:
+        rows = str(rng.choice(ROWS))
+        if column is not None:
+            return f"{name}[{rows}, {rng.choice(COLUMNS)}]"
+        return f"{name}[{rows}, {rng.choice(ROWS)}]"
+
+    def tree(depth: int) -> str:
+        if depth == 0 or rng.random() < 0.25:
+            pick = rng.random()
+            if pick < 0.6:
+                return view(str(rng.choice(["u", "w", "v"])))
+            return "s" if pick < 0.8 else str(rng.choice(["2.0", "0.5", "-1.5", "1e-310"]))
+        op = str(rng.choice(["+", "-", "*"]))
+        return f"({tree(depth - 1)} {op} {tree(depth - 1)})"
+
+    # at least two operations, and a view of `w` read after the first of them
+    value = f"({view('v')} {rng.choice(['+', '-', '*'])} {tree(2)}) * s + {view('w')}"
+    target = f"u[1:-1, {column}]" if column is not None else "u[1:-1, 1:-1]"
+    stencil = f"{target} = {value}"
+    body = {
+        "top": [stencil],
+        "before": ["w = v.copy()", stencil],
+        "nested": ["w = v.copy()", "for j in range(1):", f"    {stencil}"],
+        "after": [stencil, "w = v.copy()"],
+        "branch": ["if k % 2 == 0:", "    w = v.copy()", stencil],
+    }[position]
+    lines = [f"def p{index}(u, v, s, n):"]
+    lines += ["    w = v.copy()"] if position == "top" else []  # "after": unbound at first
+    lines += ["    k = 0", "    while k < n:"]
+    lines += [f"        {line}" for line in body]
+    lines += ["        k += 1", "    return k", ""]
+    return "\n".join(lines), position
+
+
+def _finite(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+@pytest.fixture(scope="module")
+def programs(project: Path) -> tuple[Pair, list[str]]:
+    rng = np.random.default_rng(2027)
+    made = [_program(rng, k) for k in range(15)]
+    source = "import numpy as np\n\n\n" + "\n\n".join(text for text, _ in made)
+    return compile_pair(project, "views_in_loops_random", source), [p for _, p in made]
+
+
+def test_random_programs_answer_as_numpy_and_take_the_rule(
+    programs: tuple[Pair, list[str]],
+) -> None:
+    pair, positions = programs
+    rng = np.random.default_rng(7)
+    # a NaN result, a column or target out of range, an empty view: NumPy answers
+    loose = frozenset({"result: nan/zero", "guard: view", "guard: target", "guard: empty"})
+    for k, position in enumerate(positions):
+        records = pair.records(f"p{k}")
+        if position in DOMINATING:  # the loop body's stencil is a site passing `w`
+            (record,) = records
+            assert record["unit"] is not None, record["reasons"]
+            assert "w" in record["args"], (k, record["args"])
+        else:  # `w` may be unbound there, or the last iteration's: never passed by name
+            assert all("w" not in r["args"] for r in records), (k, records)
+        fast = 0
+        for shape in [(7, 8), (3, 3), (6, 2)]:
+            # finite values (a NaN result goes back to NumPy: `_same`), then specials
+            for make in (_finite, random_array, special_array):
+                u, v = make(rng, shape), make(rng, shape)
+                fast += _same(pair, f"p{k}", [u, v], (float(rng.standard_normal()), 2), loose)
+        if position in DOMINATING:
+            assert fast > 0, k
