@@ -73,9 +73,10 @@ class RuntimeAdapter:
 
     #: whether `kernel_site` and `store_site` take `views` (given only then): per kernel
     #: leaf fed by the call's arguments, ``[argument index, index or None]``, an index
-    #: a list of ``[lower, upper, step]`` (a slice) or None (a new axis). The site takes each
-    #: view itself, only from an exact array of its library (no effect: nothing of the
-    #: program runs), and calls `fallback` with the arguments otherwise; the fallback
+    #: a list of ``[lower, upper, step]`` (a slice), an int (an integer index) or None (a
+    #: new axis). The site takes each view itself, only from an exact array of its library
+    #: (no effect: nothing of the program runs), and calls `fallback` with the arguments
+    #: otherwise, an integer out of range included; the fallback
     #: evaluates the views where Python does (`compiler/frontend/views.py`)
     takes_views: ClassVar[bool] = False
 
