@@ -67,8 +67,8 @@ def _describer_for(cls: type) -> Callable[[Any], tuple[Any, ...]]:
         (getattr(c, "__module__", "") or "").partition(".")[0] for c in cls.__mro__[:-1]
     )
     for library in libraries:
-        if not library:
-            continue
+        if not library or library == "builtins":  # a list, a str: no library's (and no
+            continue  # metadata scan, `adapter.registry`, on a cached start to learn it)
         from ppy_core.runtime import adapter
 
         try:
