@@ -69,7 +69,7 @@ def complex_refusal(spec: KernelSpec) -> None:
         raise LlvmBackendError("E2047", "a complex128 array as the result")
     if spec.dtype != "f64" or spec.fastmath:
         raise LlvmBackendError("E2047", f"complex128 with {spec.dtype} arrays")
-    if spec.reduce is not None:
+    if spec.reduce is not None:  # correct, but measured 1.1-1.5x NumPy's from 10^4 elements
         raise LlvmBackendError("E2047", f"a reduction ({spec.reduce}) of complex128")
     if any(loop_name(n, spec) for n in spec.nodes):
         raise LlvmBackendError("E2047", "complex128 beside NumPy's loop calls")
