@@ -66,6 +66,7 @@ class Builder:
         self.diagnostics: list[Diagnostic] = list(key.activation.diagnostics)
         self.registry: DialectRegistry = core_registry()
         self.lowerings: dict[str, dict[str, Any]] = {}  # op name -> `lowering` attribute
+        self.memo: FunctionMemo | None = None  # what the module's last build found
 
     def report(self, diagnostic: Diagnostic) -> None:
         if diagnostic.code not in CHECK_ONLY:  # `ppy check`'s findings, not the build's
@@ -159,7 +160,7 @@ class Builder:
         finder = SiteFinder(
             oracle, module_ctx, self.key.config.opt, self.target, libraries=bool(plugins)
         )
-        memo = self.function_memo(source.tree) if self.target is None else None
+        memo = self.memo = self.function_memo(source.tree) if self.target is None else None
         finder.memo = memo
         findings = finder.run(source.tree)
         for stmt, exc in findings.failures:
@@ -286,7 +287,7 @@ class Builder:
         has `lower_module` are compiled together (one library per module and backend);
         if that fails, each is compiled alone, so one bad site costs only itself."""
         prepared = [
-            self.guarded_prepare(site, passes) for site in counted("preparing sites", sites)
+            self.prepare_reusing(site, passes) for site in counted("preparing sites", sites)
         ]
         results: list[tuple[dict[str, Any], CompiledUnit | None]] = [
             (record, None) for record, _func in prepared
@@ -343,6 +344,20 @@ class Builder:
             )
             return None
         return list(units) if len(units) == len(funcs) else None
+
+    def prepare_reusing(
+        self, site: ExprSite, passes: list[Any]
+    ) -> tuple[dict[str, Any], FuncOp | None]:
+        """`guarded_prepare`, or what the last build prepared for the same site of the
+        same function (`function_records`); kept unless preparing it reported."""
+        found = self.memo.prepared(site) if self.memo is not None else None
+        if found is not None:
+            return found
+        mark = len(self.diagnostics)
+        record, func = self.guarded_prepare(site, passes)
+        if self.memo is not None and len(self.diagnostics) == mark:
+            self.memo.keep_prepared(site, record, func)
+        return record, func
 
     def guarded_prepare(
         self, site: ExprSite, passes: list[Any]

@@ -92,6 +92,7 @@ class FunctionMemo:
     reused: int = 0
     typed: int = 0
     _keys: dict[int, str] = field(default_factory=dict)  # id(function) -> its key, as parsed
+    _site_keys: dict[int, str] = field(default_factory=dict)  # id(site) -> its function's key
 
     def restore(self, finder: SiteFinder, index: int, stmt: ast.FunctionDef) -> bool:
         """Put `stmt`'s stored record in place of typing it; False on a miss."""
@@ -109,12 +110,12 @@ class FunctionMemo:
             return False
         assert finder.tree is not None
         finder.tree.body[index] = node  # the sites point into this copy of the function
-        self._join(finder, record)
+        self._join(finder, record, key)
         self.kept[key] = blob
         self.reused += 1
         return True
 
-    def _join(self, finder: SiteFinder, record: dict[str, Any]) -> None:
+    def _join(self, finder: SiteFinder, record: dict[str, Any], key: str) -> None:
         found = finder.found
         base = finder._counter
         for site, conv, repeats in record["expr_sites"]:
@@ -122,6 +123,7 @@ class FunctionMemo:
             site.repeats = {id(node): value for node, value in repeats}
             site.operands = finder.operands
             site.id = _renumbered(site.id, base)
+            self._site_keys[id(site)] = key
             found.expr_sites.append(site)
         finder.operands.update((id(node), value) for node, value in record["operands"])
         for fsite in record["function_sites"]:
@@ -155,6 +157,8 @@ class FunctionMemo:
             return
         expr_sites = found.expr_sites[mark.expr_sites :]
         function_sites = found.function_sites[mark.function_sites :]
+        key = self._keys[id(stmt)]
+        self._site_keys.update((id(site), key) for site in expr_sites)
         nodes = _reachable(stmt, expr_sites)
         record = {
             "node": stmt,
@@ -176,7 +180,37 @@ class FunctionMemo:
         except Exception:  # something a plugin answered does not pickle: typed each time
             log.debug("function record of %s does not pickle", stmt.name, exc_info=True)
             return
-        self.kept[self._keys[id(stmt)]] = blob
+        self.kept[key] = blob
+
+    # -- an expression site's IR, after the passes (the driver's `prepare_expr`) ---------
+    def prepared(self, site: ExprSite) -> tuple[dict[str, Any], Any] | None:
+        """The record and IR the last build prepared for `site`: kept under its
+        function's key and its id (a site numbered otherwise now is prepared again)."""
+        name = self._prepared_name(site)
+        blob = self.stored.get(name) if name else None
+        if blob is None:
+            return None
+        try:
+            record, func = pickle.loads(blob)
+        except Exception:
+            log.debug("prepared IR of site %s does not load", site.id, exc_info=True)
+            return None
+        self.kept[name] = blob  # type: ignore[index]
+        return record, func
+
+    def keep_prepared(self, site: ExprSite, record: dict[str, Any], func: Any) -> None:
+        """Keep what preparing `site` made (before the backends or the build touch it)."""
+        name = self._prepared_name(site)
+        if name is None:
+            return
+        try:
+            self.kept[name] = _dumps((record, func))
+        except Exception:
+            log.debug("prepared IR of site %s does not pickle", site.id, exc_info=True)
+
+    def _prepared_name(self, site: ExprSite) -> str | None:
+        key = self._site_keys.get(id(site))
+        return f"{key}@{site.id}" if key is not None else None
 
 
 def _packed(site: ExprSite, nodes: list[ast.AST], counter: int) -> tuple[Any, ...]:
