@@ -15,6 +15,7 @@ from ppy_core.ir.dialects.loops import is_loops
 from ._errors import LlvmBackendError
 from ._loops_blas import BlasOps
 from ._loops_defer import use_counts
+from ._loops_flat import flat_entry_checks
 from ._loops_flip import FlipOps
 from ._loops_gather import GatherOps
 from ._loops_inplace import InplaceOps, entry_checks
@@ -100,6 +101,7 @@ class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, Vect
                 word += 1
         entry_checks(self)  # LAYOUT before anything runs: Python takes the call
         vector_entry_checks(self)
+        flat_entry_checks(self)  # flat views: C-contiguous arrays of one shape
         outer_entry_checks(self)  # likewise: lengths NumPy would broadcast
         self.block(self.func.entry)
         if not self.b.block.is_terminated:

@@ -43,12 +43,14 @@ from ppy_core.compiler.frontend.loops_expr import (
     ir_type,
     subscript_chain,
 )
+from ppy_core.compiler.frontend.loops_flat import FlatViews
 from ppy_core.compiler.frontend.loops_flip import FlipViews
 from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_inline import InlineForms, module_helpers
 from ppy_core.compiler.frontend.loops_ints import NarrowInts
 from ppy_core.compiler.frontend.loops_locals import local_arrays
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
+from ppy_core.compiler.frontend.loops_prologue import only_prologue, scalar_prologue
 from ppy_core.compiler.frontend.loops_vector import VectorStatements
 from ppy_core.compiler.frontend.loops_versions import split_versions
 from ppy_core.ir.core import Block, Operation, Region, Value
@@ -60,6 +62,7 @@ log = logging.getLogger(__name__)
 
 
 class LoopsBuilder(
+    FlatViews,
     FlipViews,
     GatherViews,
     OuterStatements,
@@ -164,9 +167,12 @@ class LoopsBuilder(
     # -- the build, repeated until the int bounds stop growing -----------------------
     def build(self) -> FuncOp:
         params = self.params()
-        self.locals = local_arrays(self.func, self.typer, params)
+        self.prologue = scalar_prologue(self.func, self.typer, params)  # run as Python
+        self.locals = local_arrays(self.func, self.typer, params, self.prologue.skipped)
         params = _scales(self.func, params, {p.name for p in self.locals.params})
-        params = params + self.locals.params  # the arrays made up front: passed in
+        params = [only_prologue(p, self.prologue) for p in params]
+        # the prologue's numbers and the arrays made up front: passed in
+        params = params + self.prologue.params + self.locals.params
         for _ in range(8):  # a bound still growing after this grows with each iteration
             before = dict(self.bounds)
             self.rerun, self.grown = False, {}
@@ -197,7 +203,8 @@ class LoopsBuilder(
                 bound = ARG_BOUND if p.kind == "int" else 0
                 py = "float" if p.kind == "real" else p.kind  # the same double either way
                 self._assign(p.name, Typed(self.args[p.name], py, bound), self.func, assigned)
-        skipped = self.locals.skipped  # the site runs the allocations and the return
+        # the site runs the prologue, the allocations and the return
+        skipped = self.locals.skipped | self.prologue.skipped
         body = [s for s in self.func.body if not _docstring(s) and id(s) not in skipped]
         names = {p.name for p in params}
         body, versions = split_versions(body, set(self.arrays), names)  # a slot per rebinding
@@ -213,10 +220,15 @@ class LoopsBuilder(
         func.attributes["params"] = tuple(p.name for p in params)
         if self.used_helpers:  # the run-time site checks each is still the module's
             func.attributes["helpers"] = tuple(sorted(self.used_helpers))
-        if self.locals.prologue or self.locals.returns:
+        if self.locals.prologue or self.locals.returns or self.prologue.source:
             func.attributes["prologue"] = self.locals.prologue
             func.attributes["returns"] = self.locals.returns
             func.attributes["single"] = self.locals.single
+        if self.prologue.source:  # its lines, what it makes, the body left to Python
+            made = self.prologue.params + self.locals.params
+            func.attributes["made"] = tuple(p.name for p in made)
+            func.attributes["scalars"] = (self.prologue.at, *self.prologue.source)
+            func.attributes["rest"] = (self.prologue.rest_at, *self.prologue.rest)
         return func
 
     def emit(

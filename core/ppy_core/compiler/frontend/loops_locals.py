@@ -5,7 +5,13 @@
 `np.empty(u.shape, dtype=u.dtype)`), as the function's first statements (b a typed
 array parameter, x assigned nowhere else) make x one more array of b's element type:
 the runtime site runs exactly those statements in Python before the call (NumPy's
-own allocation, its layout and its errors) and hands the arrays in. A last
+own allocation, its layout and its errors) and hands the arrays in. A later
+top-level `x = np.empty_like(b)` / `np.zeros_like(b)`, x named by no statement before
+it, is made up front too (no one can tell when an array nobody has seen was made).
+So is a later `x = E` (deriche's `imgOut = c1 * (y1 + y2)`), E + - * / of whole
+float64 arrays and scalars: x is made as `np.empty_like` of E's first array and the
+statement fills it (`filled`, `loops_flat`), which is NumPy's own result only where
+E's arrays are C-contiguous of one shape (the function checks; else Python runs). A last
 statement `return x, y` (or `return x`) of such arrays or array parameters, and no
 other return, gives the call's value: the site builds it from the same objects.
 """
@@ -31,15 +37,19 @@ class Locals:
     prologue: tuple[str, ...]  # those statements' source, in order
     returns: tuple[str, ...]  # the names `return` gives, () for none
     single: bool  # `return x` (not a tuple)
+    filled: frozenset[str] = frozenset()  # made for a later `x = E`, which fills them
 
 
-def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Locals:
+def local_arrays(
+    func: ast.FunctionDef, typer: Any, params: list[Param], skip: frozenset[int] = frozenset()
+) -> Locals:
+    """`skip`: ids of leading statements the site runs already (`loops_prologue`)."""
     arrays = {p.name: p for p in params if p.kind in ("array", "unused")}
     stores: dict[str, int] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
-    body = [s for s in func.body if not _docstring(s)]
+    body = [s for s in func.body if not _docstring(s) and id(s) not in skip]
     made: list[Param] = []
     skipped: set[int] = set()
     source: list[str] = []
@@ -60,6 +70,14 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
         arrays[name] = made[-1]
         skipped.add(id(stmt))
         source.append(ast.unparse(stmt))
+    # an array updated in place (`z += w * c`) is still the one object it was made
+    updated = [
+        n.target.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+    ]
+    binds = {name: count - updated.count(name) for name, count in stores.items()}
+    filled = _later(body, len(made), typer, arrays, binds, made, skipped, source)
     returns: tuple[str, ...] = ()
     single = False
     last = body[-1] if body else None
@@ -72,7 +90,79 @@ def local_arrays(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Loca
             returns = tuple(n.id for n in names)  # type: ignore[union-attr]
             single = not isinstance(last.value, ast.Tuple)
             skipped.add(id(last))
-    return Locals(made, frozenset(skipped), tuple(source), returns, single)
+    return Locals(made, frozenset(skipped), tuple(source), returns, single, filled)
+
+
+def _later(
+    body: list[ast.stmt],
+    start: int,
+    typer: Any,
+    arrays: dict[str, Param],
+    stores: dict[str, int],
+    made: list[Param],
+    skipped: set[int],
+    source: list[str],
+) -> frozenset[str]:
+    """The later top-level makers and fills (module docstring), appended to `made`,
+    `skipped`, `source`; the names filled."""
+    numpy = next((k for k, v in typer.imports.items() if v == "numpy"), None)
+    filled: set[str] = set()
+    seen: set[str] = set()  # names the statements before this one mention
+    for stmt in body[start:]:
+        target = _single_name(stmt)
+        if target is not None and target not in seen and stores.get(target) == 1:
+            found = _maker(stmt, typer, arrays)
+            like = None
+            if found is not None and isinstance(found[1], str) and found[2] is None:
+                like = found[1] if found[1] in arrays else None  # `np.empty_like(b)`
+            elif found is None and numpy is not None:
+                like = _filled(stmt.value, arrays)  # type: ignore[attr-defined]
+                if like is not None:
+                    filled.add(target)
+            if like is not None:
+                made.append(Param(target, "array", arrays[like].tensor))
+                arrays[target] = made[-1]
+                if target in filled:
+                    source.append(f"{target} = {numpy}.empty_like({like})")
+                else:
+                    skipped.add(id(stmt))
+                    source.append(ast.unparse(stmt))
+        seen |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    return frozenset(filled)
+
+
+def _single_name(stmt: ast.stmt) -> str | None:
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+    ):
+        return stmt.targets[0].id
+    return None
+
+
+def _filled(value: ast.expr, arrays: dict[str, Param]) -> str | None:
+    """E's first array where E is + - * / of whole float64 arrays (names) and
+    scalars holding at least one array, each array of one type; else None."""
+    leaves: list[str] = []
+
+    def walk(node: ast.expr) -> bool:
+        if isinstance(node, ast.BinOp):
+            ok = isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div)
+            return ok and walk(node.left) and walk(node.right)
+        if isinstance(node, ast.Name) and node.id in arrays:
+            leaves.append(node.id)
+            return True
+        # a scalar: anything naming no array (the builder types it, or refuses)
+        return not any(isinstance(n, ast.Name) and n.id in arrays for n in ast.walk(node))
+
+    if not isinstance(value, ast.BinOp) or not walk(value) or not leaves:
+        return None
+    tensors = {arrays[n].tensor for n in leaves}
+    first = arrays[leaves[0]].tensor
+    if len(tensors) != 1 or first is None or first.element.kind != "f64":
+        return None
+    return leaves[0]
 
 
 def _maker(

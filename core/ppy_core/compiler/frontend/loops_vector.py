@@ -79,6 +79,7 @@ class VectorStatements:
             return False
         # a view, or a 1-D array updated whole (`x += y * s`; `x = E` only rebinds x)
         whole = isinstance(stmt, ast.AugAssign) and isinstance(target, ast.Name)
+        whole = whole or self.filled(target)  # `x = E` into x made for it (loops_flat)
         if not ((isinstance(target, ast.Subscript) or whole) and self.is_view(target)):
             return False
         # `V = s` fills the view (adi's `v[0, 1:N - 1] = 1.0`); `V op= s` is `inplace`'s
@@ -107,6 +108,7 @@ class VectorStatements:
         base = subscript_chain(target)[0] if isinstance(target, ast.Subscript) else target
         self.writes.add(base.id)  # type: ignore[attr-defined]
         array, view, bounds = tree.target  # type: ignore[misc]
+        self.flat_only((view, *tree.views), where, stmt)
         operands = [array, *tree.arrays, *bounds, *tree.bounds, *tree.scalars, *tree.loads]
         self.emit(
             LV.VectorOp,
@@ -209,7 +211,8 @@ class VectorStatements:
                     f"line {node.lineno}: `{ast.unparse(node)}`: array statements compile "
                     f"only over float64 arrays, not {kind}",
                 )
-        array, view, bounds = self._view(node, assigned, raising=not late)
+        flat = self.flat_view(node)  # a whole array of rank 2 or more (loops_flat)
+        array, view, bounds = flat or self._view(node, assigned, raising=not late)
         if late:
             tree.late.append(0 if target else len(tree.views) + 1)
         values = iter(bounds)
@@ -218,7 +221,7 @@ class VectorStatements:
                 index = next(values)
                 if not late:
                     self.emit(LV.IndexCheckOp, [self.args[array.name], index], axis=axis)
-            else:
+            elif how == "s":
                 next(values)
                 next(values)
         if target:

@@ -43,9 +43,11 @@ class VectorOp(Operation):
     `tree` is E in postfix (a lone "s0" fills the target, a lone "v1" copies into
     it): "v<k>" view k (k >= 1), "s<j>" scalar j, "e<j>" element
     j (float64, read and bounds-checked at that point), or an op of TREE_OPS. Every
-    view has exactly one "s" axis. `late`: the views whose index checks this op makes
-    at their place in the tree (the target's, 0, after all of E), the others' come
-    before it (`loops.index_check`)."""
+    view has exactly one "s" axis, or is flat: every axis "f", the whole C-contiguous
+    array as one vector, without bounds (`ppy_core.compiler.frontend.loops_flat`).
+    `late`: the views whose index checks this op makes at their place in the tree
+    (the target's, 0, after all of E), the others' come before it
+    (`loops.index_check`)."""
 
     name: ClassVar[str] = "loops.vector"
     effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory", "WriteMemory"})
@@ -65,6 +67,8 @@ class VectorOp(Operation):
             t = parts[k].type
             if not isinstance(t, TensorType) or t.rank != len(view):
                 self.fail(f"view {view!r} of operand {k}")
+            if set(view) == {"f"}:  # flat: the whole C-contiguous array (loops_flat)
+                continue
             if view.count("s") != 1 or set(view) - {"i", "s"}:
                 self.fail(f"view {view!r} needs one slice")
             bounds += sum(1 if c == "i" else 2 for c in view)

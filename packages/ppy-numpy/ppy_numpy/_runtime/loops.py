@@ -114,9 +114,15 @@ class LoopsSite:
         code = fallback.__code__  # the function itself: a function site's fallback
         names = list(data.get("params") or code.co_varnames[: len(self.kinds)])
         self.writes = {k for k, name in enumerate(names) if name in set(data["writes"])}
-        # arrays the function makes up front: their statements run here, in Python
-        self.prologue = _prologue(list(data.get("prologue", ())), names, fallback)
-        self.visible = len(self.kinds) - len(data.get("prologue", ()))
+        # arrays the function makes up front, and its leading scalar statements
+        # (loops_prologue): their statements run here, in Python
+        made = list(data.get("made") or names[len(names) - len(data.get("prologue", ())) :])
+        self.visible = len(self.kinds) - len(made)
+        source, scalars = list(data.get("prologue", ())), list(data.get("scalars", ()))
+        self.prologue = _prologue(source, names, made, fallback, scalars)
+        # once a scalar prologue ran, Python runs only the rest of the body
+        self.rest = _rest(data, names[: self.visible], made, fallback)
+        self.rest_scalars = sum(1 for k in self.kinds[self.visible :] if k != "array")
         self.returns = [names.index(n) for n in data.get("returns", ())]
         self.single = bool(data.get("single", False))
         self.result = str(data["result"])
@@ -150,59 +156,75 @@ class LoopsSite:
             return self._python("keyword or missing arguments", args, kwargs)
         packed = self.Args()
         contiguous = True
-        full = args
-        if self.prologue is not None:  # the arrays it makes, from arrays of its dtypes
-            for k, x in enumerate(args):
-                if self.kinds[k] == "array" and (
-                    type(x) is not np.ndarray or x.dtype is not self.specs[k][0]  # type: ignore[index]
-                ):
-                    return self._python(f"argument {k + 1} is not its array", args, kwargs)
-            full = (*args, *self.prologue(*args))
-        for k, x in enumerate(full):
-            kind = self.kinds[k]
-            if kind == "array":
-                dtype, rank = self.specs[k]  # type: ignore[misc]
-                if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != rank:
-                    return self._python(f"argument {k + 1} is not its {rank}-D array", args, kwargs)
-                flags = x.flags
-                if k in self.writes and not flags.writeable:
-                    return self._python(f"argument {k + 1} is read-only", args, kwargs)
-                if rank and max(x.shape) >= ARG_BOUND:
-                    return self._python("an array dimension beyond 2**32", args, kwargs)
-                contiguous = contiguous and flags.c_contiguous
-                packed[k] = id(x) + RECORD_OFFSET  # {data, ndim, shape*, strides*} in the object
-            elif kind == "int":
-                if type(x) is not int or not -ARG_BOUND <= x <= ARG_BOUND:
-                    return self._python(f"argument {k + 1} is not an int below 2**32", args, kwargs)
-                packed[k] = x
-            elif kind == "float":
-                if type(x) is not float:
-                    return self._python(f"argument {k + 1} is not a float", args, kwargs)
-                packed[k] = _bits(x)[0]
-            elif kind == "real":  # a float or an np.float64: the function cannot tell
-                if type(x) is not float and type(x) is not np.float64:
-                    reason = f"argument {k + 1} is not a float or np.float64"
-                    return self._python(reason, args, kwargs)
-                packed[k] = _bits(float(x))[0]
         state = None
+        for k, x in enumerate(args):  # the caller's arguments, before any of its code runs
+            why = self._pack(packed, k, x)
+            if why is not None:
+                return self._python(why, args, kwargs)
+            contiguous = contiguous and (self.kinds[k] != "array" or x.flags.c_contiguous)
         if self.numpy_scalars:
             state, quiet = _errstate()
             if not quiet:
                 return self._python("np.errstate raises or calls on scalar errors", args, kwargs)
+        full = args
+        if self.prologue is not None:  # what the function makes first, run as Python
+            full = (*args, *self.prologue(*args))
+            for k in range(self.visible, len(full)):
+                why = self._pack(packed, k, full[k])
+                if why is not None:
+                    return self._after_prologue(why, args, full, kwargs)
+                contiguous = contiguous and (self.kinds[k] != "array" or full[k].flags.c_contiguous)
         out = self.Out()
         code = (self.fn_c if contiguous else self.fn)(packed, out)
         if code == LAYOUT:  # returned on entry, before anything ran
             reason = "a case NumPy's loops decide (a layout, a broadcast, a NaN or zero pick)"
-            return self._python(reason, args, kwargs)
+            return self._after_prologue(reason, args, full, kwargs)
         if code == RERUN:  # a case it leaves to Python (two NaNs meeting, a broadcast)
             reason = "a case NumPy answers its own way: two NaNs meeting, or a broadcast"
-            return self._python(reason, args, kwargs)
+            return self._after_prologue(reason, args, full, kwargs)
         self.fast += 1
         value = self.answer(code, tuple(out), state, 4)
         if self.returns:  # the arrays the function returns, as it names them
             made = tuple(full[k] for k in self.returns)
             return made[0] if self.single else made
         return value
+
+    def _pack(self, packed: Any, k: int, x: Any) -> str | None:
+        """Argument k into its word; None, or why it is not what the function takes."""
+        kind = self.kinds[k]
+        if kind == "array":
+            dtype, rank = self.specs[k]  # type: ignore[misc]
+            if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != rank:
+                return f"argument {k + 1} is not its {rank}-D array"
+            if k in self.writes and not x.flags.writeable:
+                return f"argument {k + 1} is read-only"
+            if rank and max(x.shape) >= ARG_BOUND:
+                return "an array dimension beyond 2**32"
+            packed[k] = id(x) + RECORD_OFFSET  # {data, ndim, shape*, strides*} in the object
+        elif kind == "int":
+            if type(x) is not int or not -ARG_BOUND <= x <= ARG_BOUND:
+                return f"argument {k + 1} is not an int below 2**32"
+            packed[k] = x
+        elif kind == "float":
+            if type(x) is not float:
+                return f"argument {k + 1} is not a float"
+            packed[k] = _bits(x)[0]
+        elif kind == "real":  # a float or an np.float64: the function cannot tell
+            if type(x) is not float and type(x) is not np.float64:
+                return f"argument {k + 1} is not a float or np.float64"
+            packed[k] = _bits(float(x))[0]
+        return None
+
+    def _after_prologue(
+        self, reason: str, args: tuple[Any, ...], full: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """Python, once the prologue ran: the rest of the body with what it made (its
+        arrays made again there, as the body makes them), or the whole function where
+        the prologue made arrays only (running those again shows nothing)."""
+        if self.rest is None:
+            return self._python(reason, args, kwargs)
+        self.fallbacks[reason] = self.fallbacks.get(reason, 0) + 1
+        return self.rest(*full[: self.visible + self.rest_scalars])
 
     def answer(
         self,
@@ -291,20 +313,52 @@ def _broadcast_message(form: int, a: int, b: int) -> str:
     return f"could not broadcast input array from shape ({a},) into shape ({b},)"
 
 
-def _prologue(source: list[str], names: list[str], fallback: Any) -> Any:
-    """The function's leading allocations (`x = np.zeros_like(b)`) as a Python
-    function of its parameters returning the arrays, run in its own globals; None
-    when it has none."""
-    if not source:
+def _prologue(
+    source: list[str], names: list[str], made: list[str], fallback: Any, scalars: list[Any]
+) -> Any:
+    """The function's leading statements that the site runs as a Python function of its
+    parameters returning what they make (`made`), in its own globals: its scalar
+    statements (`scalars`: their first line, then the program's lines, compiled onto
+    those lines of its file, loops_prologue), then the allocations (`source`, one
+    statement each: `x = np.zeros_like(b)`); None when it has neither."""
+    if not source and not scalars:
         return None
-    made = names[len(names) - len(source) :]
-    params = ", ".join(names[: len(names) - len(source)])
-    text = f"def _ppy_prologue({params}):\n"
-    text += "".join(f"    {line}\n" for line in source)
-    text += f"    return ({', '.join(made)},)\n"
+    params = ", ".join(names[: len(names) - len(made)])
+    at, lines = (int(scalars[0]), [str(x) for x in scalars[1:]]) if scalars else (2, [])
+    indent = _indent(lines)
+    text = "\n" * max(0, at - 2) + f"def _ppy_prologue({params}):\n"
+    text += "".join(f"{line}\n" for line in lines)
+    text += "".join(f"{indent}{line}\n" for line in source)
+    text += f"{indent}return ({', '.join(made)},)\n"
+    where = fallback.__code__.co_filename if scalars else f"<prologue of {fallback.__name__}>"
     space: dict[str, Any] = {}
-    exec(compile(text, f"<prologue of {fallback.__name__}>", "exec"), fallback.__globals__, space)
+    exec(compile(text, where, "exec"), fallback.__globals__, space)
     return space["_ppy_prologue"]
+
+
+def _rest(data: Mapping[str, Any], visible: list[str], made: list[str], fallback: Any) -> Any:
+    """The body after a scalar prologue (`rest`: its first line, then the program's
+    lines) as a function of the parameters and the prologue's numbers, compiled onto
+    those lines of its file in its globals; None without one (or for a closure, whose
+    cells it could not name)."""
+    rest = list(data.get("rest") or ())
+    if len(rest) < 2 or fallback.__code__.co_freevars:
+        return None
+    kinds = data["args"][len(visible) :]
+    scalars = [m for m, kind in zip(made, kinds, strict=True) if kind != "array"]
+    head = f"def {fallback.__name__}({', '.join([*visible, *scalars])}):\n"
+    text = "\n" * max(0, int(rest[0]) - 2) + head + "".join(f"{line}\n" for line in rest[1:])
+    space: dict[str, Any] = {}
+    exec(compile(text, fallback.__code__.co_filename, "exec"), fallback.__globals__, space)
+    return space[fallback.__name__]
+
+
+def _indent(lines: list[str]) -> str:
+    """The indentation of the first line that has text (four spaces without one)."""
+    for line in lines:
+        if line.strip():
+            return line[: len(line) - len(line.lstrip())]
+    return "    "
 
 
 def load(
