@@ -61,7 +61,9 @@ def signature_of(spec: KernelSpec) -> KernelSignature:
             spec.result_kind, "".join(array if k == "array" else scalar for k in spec.leaves), ()
         )
     weak = weak_leaves(spec) if spec.reduce is None else frozenset()
-    letters = {"scalar": "s", "complex": "c"}  # 'c': a complex128 array (`_complex`)
+    # 'c': a complex128 array (`_complex`); 'j': an int64 array read as float64, 'n' a
+    # Python int its int64 nodes read (`_mixed`)
+    letters = {"scalar": "s", "complex": "c", "int": "j", "int_scalar": "n"}
     leaves = "".join(
         ("w" if i in weak else "a") if k == "array" else letters[k]
         for i, k in enumerate(spec.leaves)

@@ -60,6 +60,7 @@ from ._complex import (
 from ._irtext import Emitter, f64_literal
 from ._lower import LowerCtx, Lowering, x86_isa
 from ._lower_int import lower_int
+from ._mixed import int_node, int_node_value, int_scalar_value, load_int
 from ._nan_order import swap_nodes, unordered_nodes
 from ._spec import KernelSpec, loop_name, slot_of
 
@@ -134,7 +135,7 @@ class KernelEmit:
         """Load array base pointers and scalar values in the entry block."""
         na = ns = 0
         for vid, kind in enumerate(self.spec.leaves):
-            if kind in ("array", "complex"):
+            if kind in ("array", "complex", "int"):
                 slot = self.em.assign(f"getelementptr ptr, ptr %arrays, i64 {na}")
                 self.base[vid] = self.em.assign(f"load ptr, ptr {slot}, align 8", "arr")
                 na += 1
@@ -145,7 +146,9 @@ class KernelEmit:
                 self.scalar_val[vid] = self.em.assign(
                     f"load double, ptr {self.scalar_ptr[vid]}, align 8", "s"
                 )
-                if self.spec.dtype == "f32":  # NumPy 2 casts a Python float to float32
+                if kind == "int_scalar":  # the slot holds a Python int's bits: `_mixed`
+                    self.scalar_val[vid] = int_scalar_value(self.ctx(1), self.scalar_val[vid])
+                elif self.spec.dtype == "f32":  # NumPy 2 casts a Python float to float32
                     self.scalar_val[vid] = self.narrow(self.scalar_val[vid])
                 elif self.spec.dtype in ("i64", "i32"):  # the slot holds the int's bits
                     bits = self.em.assign(f"bitcast double {self.scalar_val[vid]} to i64")
@@ -255,9 +258,15 @@ class KernelEmit:
         if vid in self.hoisted:
             return self.hoisted[vid][width == 1]
         ctx = self.ctx(width)
+        if int_node(self.spec, vid):  # computed in int64, read as float64: `_mixed`
+            memo[vid] = int_node_value(self, vid, width, ptrs, i, memo)
+            return memo[vid]
         if vid in ptrs:
             p = self.offset(ptrs[vid], self.leaf_index(vid, i))
-            out = self.em.assign(f"load {ctx.ft}, ptr {p}, align {self.align}")
+            if vid < len(self.spec.leaves) and self.spec.leaves[vid] == "int":  # `_mixed`
+                out = load_int(ctx, p)
+            else:
+                out = self.em.assign(f"load {ctx.ft}, ptr {p}, align {self.align}")
         elif vid in self.scalar_val:
             out = self.splat_var(self.scalar_val[vid], width)
         else:

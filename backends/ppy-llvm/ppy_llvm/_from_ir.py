@@ -9,6 +9,7 @@ from typing import Any
 from ._complex import complex_refusal
 from ._errors import LlvmBackendError
 from ._kernel_dtype import element_kind, int_constant, kernel_dtype
+from ._mixed import INT_ATTR, int_refusal, mixed_kinds
 from ._spec import (
     BINARY,
     EXACT_UNARY,
@@ -75,7 +76,7 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
     leaves, alias, ops = _body(func)
     ids: dict[int, int] = {id(v): k for k, v in enumerate(leaves)}
     ids.update(alias)
-    kinds = tuple(_leaf_kind(v) for v in leaves)
+    kinds, in_int = mixed_kinds(leaves, tuple(_leaf_kind(v) for v in leaves), ops, ids)
     dtype = kernel_dtype(leaves, kinds, ops)
     nodes: list[Node] = []
     result: int | None = None
@@ -99,14 +100,18 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
             node = Node("cabs", node.args)  # abs of a complex128 array: a float64
         if dtype in ("i64", "i32") and node.op == "const":  # the exact Python int
             node = Node("const", (), (("value", int_constant(op, dtype)),))
+        if id(op) in in_int:  # computed in int64 in a float64 kernel: `_mixed`
+            value = (("value", int_constant(op, "i64")),) if node.op == "const" else node.attrs
+            node = Node(node.op, node.args, (*value, (INT_ATTR, True)))
         nodes.append(node)
         ids[id(op.results[0])] = len(leaves) + len(nodes) - 1
     if result is None:
         raise LlvmBackendError("E2107", "kernel yields nothing")
-    if "array" not in kinds and "complex" not in kinds:
+    if "array" not in kinds and "complex" not in kinds and "int" not in kinds:
         raise LlvmBackendError("E2103", "a kernel without array operands")
     spec = KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype)  # type: ignore[arg-type]
     complex_refusal(spec)
+    int_refusal(spec)
     return spec
 
 

@@ -44,6 +44,7 @@ def has_splat(spec: KernelSpec) -> bool:
     return (
         spec.dtype == "f64"
         and not has_complex(spec)  # its row entries read 8-byte elements
+        and "int" not in spec.leaves  # and float64 ones (`_mixed`)
         and not any(loop_name(n, spec) for n in spec.nodes)
     )
 

@@ -13,7 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-LeafKind = Literal["array", "scalar", "complex"]  # complex: a complex128 array (`_complex`)
+LeafKind = Literal["array", "scalar", "complex", "int", "int_scalar"]  # complex: a
+# complex128 array (`_complex`); int: an int64 array a float64 kernel converts as it
+# loads, int_scalar: a Python int its int64 nodes read (`_mixed`)
 FloatKind = Literal["f64", "f32", "i64", "i32"]  # the element type (also integers)
 ReduceKind = Literal["add", "mul", "max", "min", "mean"]
 

@@ -61,8 +61,8 @@ KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min"
 #: leaves: 'a' float64 array, 's' float64 scalar, 'w' array a float may fill, 'b'
 #: (columnar), 'f' float32 array, 'p' Python number cast to float32 (NumPy 2's weak
 #: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot),
-#: 'c' complex128 array (pairs of float64)
-LEAF_KINDS: Final = frozenset("asbwfplinc")
+#: 'c' complex128 array (pairs of float64), 'j' int64 array a float64 kernel converts
+LEAF_KINDS: Final = frozenset("asbwfplincj")
 LOOP_SIGNATURES: Final = frozenset({"d->d", "dd->d", "ddd->d"})
 #: symbol suffixes of a float64 map kernel's optional further entries, in its library
 #: beside the plain entry (a runtime runs the plain entry where one is missing). The

@@ -15,9 +15,11 @@ NumPy runs it:
   does (the guard refuses a Python int outside the type: NumPy raises OverflowError);
 * the absolute value of a complex128 array: a float64 array (nothing else of complex
   arithmetic: NumPy runs it);
+* int64 arrays with float64 arrays or Python floats under ``+ - * /``, and int64
+  arrays under ``/``: a float64 array (NumPy casts the ints to float64 first);
 * a mix of float32 and float64 arrays (NumPy promotes to float64), an operand that
-  may be either (unannotated), int arrays under `/`, `**` or with a float (float64
-  results), bool arrays (`+` of bools is `or`): None, NumPy runs them.
+  may be either (unannotated), int32 arrays with floats, int arrays under `**`, bool
+  arrays (`+` of bools is `or`): None, NumPy runs them.
 
 And what a dtype named as a value means: `np.float32` is typed `type[numpy.float32]`,
 `np.dtype(...)` and `a.dtype` `numpy.dtype[float32]`, so `a.astype(np.float32)`,
@@ -30,7 +32,17 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ppy_core.interface.plugin import NOT_CONSTANT, CallContext
-from ppy_core.ir.types import F32, F64, I1, UNKNOWN, OpaqueType, ScalarType, TensorType, Type
+from ppy_core.ir.types import (
+    F32,
+    F64,
+    I1,
+    UNKNOWN,
+    OpaqueType,
+    ScalarType,
+    TensorType,
+    TupleType,
+    Type,
+)
 from ppy_numpy import tables as T
 
 #: element kinds of the arrays a kernel takes, and what a weak Python number becomes
@@ -38,6 +50,8 @@ FLOAT_KINDS = ("f64", "f32")
 INT_KINDS = ("i64", "i32")
 #: the operations whose integer results a kernel gives exactly (wrapping)
 INT_OPS = frozenset({"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "clip", "compare"})
+#: the operations where an int64 array meets float64 in a kernel (NumPy casts the ints)
+MIXED_OPS = frozenset({"add", "sub", "mul", "div"})
 
 
 def elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> TensorType | None:
@@ -49,6 +63,9 @@ def elementwise_result(operands: tuple[Type, ...], op: str | None = None) -> Ten
     kinds = {a.element.kind for a in arrays}
     if kinds == {"c128"}:
         return _complex_result(operands, op)
+    mixed = _mixed_result(operands, arrays, kinds, op)
+    if mixed is not None:
+        return mixed
     if len(kinds) == 1 and kinds <= set(INT_KINDS):
         return _int_result(operands, arrays, op)
     if not kinds <= set(FLOAT_KINDS) or len(kinds) > 1:
@@ -68,6 +85,23 @@ def _complex_result(operands: tuple[Type, ...], op: str | None) -> TensorType | 
     if op != "abs" or len(operands) != 1:
         return None
     return TensorType(F64, operands[0].shape, T.LIBRARY)  # type: ignore[union-attr]
+
+
+def _mixed_result(
+    operands: tuple[Type, ...], arrays: list[TensorType], kinds: set[str], op: str | None
+) -> TensorType | None:
+    """int64 arrays meeting float64 (arrays or Python floats) under ``+ - * /``, and
+    int64 arrays under ``/``: a float64 array. NumPy casts the ints to float64 (to
+    nearest, as C does) and runs its float64 loop; the kernel converts as it loads."""
+    if op not in MIXED_OPS or not kinds or not kinds <= {"f64", "i64"} or "i64" not in kinds:
+        return None
+    floats = "f64" in kinds or any(isinstance(t, ScalarType) and t.kind == "f64" for t in operands)
+    if not floats and op != "div":
+        return None  # ints alone: integer arithmetic (`_int_result`)
+    if not all(isinstance(t, TensorType) or _weak(t) for t in operands):
+        return None  # an operand the guard cannot pin as a number or one of these arrays
+    shapes = {a.shape for a in arrays if a.shape is not None}
+    return TensorType(F64, shapes.pop() if len(shapes) == 1 else None, T.LIBRARY)
 
 
 def logical_result(operands: tuple[Type, ...]) -> TensorType | None:
@@ -199,6 +233,26 @@ def axis_reduction(ctx: CallContext) -> TensorType | None:
     return TensorType(source.element, None, T.LIBRARY)  # type: ignore[union-attr]
 
 
+def histogram(ctx: CallContext) -> TupleType | None:
+    """`np.histogram(a, bins)` of a float array: (hist, bin_edges). The counts are an
+    np.intp array (int64 here; the guard checks), the sums with `weights=w` of a float
+    array w's dtype; the edges have a's dtype. None with `density` or another keyword
+    (`range`, `bins` by keyword stay typed), or an untyped a (NumPy's answer, untyped)."""
+    if ctx.callee != T.HISTOGRAM or not ctx.args or not is_float_array(ctx.args[0]):
+        return None
+    if set(ctx.kwargs) - {"bins", "range", "weights"} or len(ctx.args) > 3:
+        return None  # `density=`, positional `density`/`weights`: another dtype or unknown
+    source: TensorType = ctx.args[0]  # type: ignore[assignment]
+    weights = ctx.kwargs.get("weights")
+    if weights is None or ctx.kw_constants.get("weights", NOT_CONSTANT) is None:
+        counts: Type = TensorType(T.INTP, (None,), T.LIBRARY)
+    elif is_float_array(weights):
+        counts = TensorType(weights.element, (None,), T.LIBRARY)  # type: ignore[union-attr]
+    else:
+        counts = UNKNOWN
+    return TupleType((counts, TensorType(source.element, (None,), T.LIBRARY)))
+
+
 def _argument(ctx: CallContext, position: int, keyword: str) -> tuple[Type, Any] | None:
     """(type, literal value) of the argument given by `keyword` or at `position` (0: by
     keyword only), or None: not given, or given as a literal None (NumPy's default)."""
@@ -241,6 +295,7 @@ __all__ = [
     "dtype_class",
     "dtype_object",
     "elementwise_result",
+    "histogram",
     "is_float_array",
     "logical_result",
 ]

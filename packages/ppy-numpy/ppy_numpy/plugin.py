@@ -149,6 +149,9 @@ class NumpyPlugin(Plugin):
         if ctx.callee == "numpy.ndarray.item" and _is_array(ctx.receiver):
             element = ctx.receiver.element  # type: ignore[union-attr]
             return CallAnswer(element if element.kind in ("f64", "i64", "i1") else UNKNOWN)
+        counted = dtypes.histogram(ctx)  # `np.histogram(r, n)[0]`: int64 counts
+        if counted is not None:
+            return CallAnswer(counted)
         reduced = dtypes.axis_reduction(ctx)  # `np.max(x, axis=-1, keepdims=True)`
         if reduced is not None:
             return CallAnswer(reduced)

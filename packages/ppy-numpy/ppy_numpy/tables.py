@@ -140,6 +140,9 @@ METHOD_REDUCTIONS: Final = ("sum", "prod", "mean", "max", "min")
 METHOD_ALIASES: Final = (*METHOD_REDUCTIONS, "clip")
 
 LINALG: Final = {f"numpy.{n}": n for n in ("dot", "matmul", "inner", "vdot", "tensordot")}
+#: `np.histogram`: its counts are np.intp (int64 on the 64-bit platforms kernels run on)
+HISTOGRAM: Final = "numpy.histogram"
+INTP: Final = I64
 
 CREATION: Final = (
     "numpy.zeros",

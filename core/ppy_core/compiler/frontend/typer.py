@@ -20,7 +20,7 @@ from ppy_core.interface.plugin import (
     OperatorContext,
     SubscriptContext,
 )
-from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, TensorType, Type
+from ppy_core.ir.types import F64, I1, I64, NONE, UNKNOWN, TensorType, TupleType, Type
 
 BUILTIN_TYPES: Mapping[str, Type] = {
     "builtins.float": F64,
@@ -185,6 +185,11 @@ class Typer:
         value = self.expr(node.value, conv)
         if value is UNKNOWN:
             return UNKNOWN
+        if isinstance(value, TupleType):  # `np.histogram(r, n)[0]`: the item at a literal
+            at = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            ok = isinstance(at, int) and not isinstance(at, bool)
+            ok = ok and -len(value.elements) <= at < len(value.elements)  # type: ignore[operator]
+            return value.elements[at] if ok else UNKNOWN  # type: ignore[index]
         ctx = SubscriptContext(
             value=value,
             index=(self.expr(node.slice, conv),),

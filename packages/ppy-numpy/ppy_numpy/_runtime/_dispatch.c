@@ -245,8 +245,8 @@ static int take_leaves(const SiteObject *s, PyObject *const *args, int n, PyObje
 }
 
 static int leaf_type(char leaf) {
-    return leaf == 'f' ? NPY_FLOAT : leaf == 'l' ? NPY_INT64 : leaf == 'i' ? NPY_INT32
-         : leaf == 'c' ? NPY_CDOUBLE : NPY_DOUBLE;
+    return leaf == 'f' ? NPY_FLOAT : leaf == 'l' || leaf == 'j' ? NPY_INT64 : leaf == 'i' ? NPY_INT32
+         : leaf == 'c' ? NPY_CDOUBLE : NPY_DOUBLE; /* 'j': int64 a float64 kernel converts */
 }
 
 /* Whether a float32 result holds a NaN: its bits would follow NumPy's operand order,
@@ -680,7 +680,7 @@ static PyObject *site_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int k = 0;
     while (k < K_N && strcmp(kind_names[k], kind) != 0) k++;
     size_t nl = strlen(leaves);
-    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "aswfplinc") != nl || strcspn(leaves, "awflic") == nl || !addr
+    if (k == K_N || nl == 0 || nl > MAXARGS || strspn(leaves, "aswfplincj") != nl || strcspn(leaves, "awflicj") == nl || !addr
         || !PyCallable_Check(fb) || store < S_NONE || store > S_AUG_NAME) {
         PyErr_SetString(PyExc_ValueError, "Site: bad kernel, kind, leaves or fallback");
         return NULL;
