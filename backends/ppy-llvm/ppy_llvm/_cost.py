@@ -19,15 +19,18 @@ one thread: `a / b` over 524,288 float32 114 us against NumPy's 50, `a + b` 128 
 63, `a * 0.5` 104 against 41, 2.0-3.3x from 1e3 elements on); two operations still
 lose (1.3-1.4x), four win (0.72-0.86x), and `np.maximum(x, 0)` alone wins (0.67x:
 NumPy's float32 extrema are slow), so only the single arithmetic op is refused.
-The site stays Python with `E2109`, named by `ppy explain`. `PPY_COST_RULE=0` turns
-the rule off (to measure what it refuses; the backend's fingerprint, hence the cache
-key, says which way it was).
+An abs of a complex128 array computed whole (`_complex`) with two operations or fewer
+around it gains nothing either (`_complex.CHEAP_AROUND`); compared with a scalar it
+wins (`abs(Z) > horizon`, 0.70x). The site stays Python with `E2109`, named by
+`ppy explain`. `PPY_COST_RULE=0` turns the rule off (to measure what it refuses; the
+backend's fingerprint, hence the cache key, says which way it was).
 """
 
 from __future__ import annotations
 
 import os
 
+from ._complex import complex_cost
 from ._spec import KernelSpec, loop_name
 
 #: the inline arithmetic of a float32 map that NumPy's own loop does faster alone
@@ -47,7 +50,7 @@ def cost_refusal(spec: KernelSpec) -> str | None:
     if spec.reduce is None:
         if spec.dtype == "f32" and len(computing) == 1 and computing[0].op in _ARITHMETIC:
             return f"one float32 {computing[0].op}, nothing to fuse: NumPy's loop is faster"
-        return None
+        return complex_cost(spec)
     loops = [loop_name(n, spec) for n in computing]
     if not computing or not all(loops):
         return None

@@ -222,3 +222,20 @@ def test_compare_near_the_bound(seed: int, h: float) -> None:
             want = COMPARE[pred](h, np.abs(z)) if flipped else COMPARE[pred](np.abs(z), h)
         assert got is not None
         assert _same(got, want), (pred, flipped, h)
+
+
+def test_cost_rule() -> None:
+    """A whole hypot with two operations or fewer around it is refused (E2109's
+    detail); a bounded compare, or more arithmetic, builds."""
+    from ppy_llvm._cost import cost_refusal
+
+    def spec(build: Any) -> KernelSpec:
+        b = KernelBuilder()
+        z, h = b.leaf("complex"), b.leaf("scalar")
+        return b.build(build(b, b.op("cabs", z), h))
+
+    cheap = spec(lambda b, c, h: b.op("mul", c, h))
+    assert "NumPy's SIMD abs is as fast" in str(cost_refusal(cheap))
+    assert cost_refusal(spec(lambda b, c, h: b.op("compare", c, h, pred="gt"))) is None
+    more = spec(lambda b, c, h: b.op("add", b.op("mul", b.op("sub", c, h), h), h))
+    assert cost_refusal(more) is None

@@ -1,5 +1,5 @@
 """abs of complex128 arrays fused (ppy-llvm's `_complex`): unannotated functions called
-with complex arrays compile their `abs(z) > h`, `np.abs(z) * s + 1.0`,
+with complex arrays compile their `abs(z) > h`, `(np.abs(z) - 1.0) * s + 0.25`,
 `np.less(np.absolute(z), h)`, `0.5 <= np.abs(z)` trees through observed signatures,
 and a name a loop rebinds to parts of a complex array (`Z = Z[I]`, NPBench's
 mandelbrot2) is guessed complex (`ppy_core.compiler.frontend.rebound`). Each answer
@@ -19,6 +19,8 @@ from _npharness import Pair, call, compile_pair, outcome_difference, with_reason
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ppy_core.runtime.observed import explain
+
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
 SOURCE = """\
@@ -30,7 +32,11 @@ def gt(z, h):
 
 
 def affine(z, s):
-    return np.abs(z) * s + 1.0
+    return (np.abs(z) - 1.0) * s + 0.25
+
+
+def cheap(z):
+    return np.abs(z) * 2.0
 
 
 def less(z, h):
@@ -132,6 +138,16 @@ def test_guard_reasons(pair: Pair) -> None:
         _check(pair, "gt", (arg, 2.0), False)
         _, after = pair.counts("gt")
         assert after.get(reason, 0) > before.get(reason, 0), with_reasons(after)
+
+
+def test_cheap_abs_stays_numpy(pair: Pair) -> None:
+    """A whole hypot with one operation around it is no faster than NumPy (E2109):
+    its specialization compiles nothing, NumPy answers."""
+    z = np.array([1 + 2j, -3j, np.nan])
+    before, _ = pair.counts("cheap")
+    _check(pair, "cheap", (z,), False)
+    assert pair.counts("cheap")[0] == before
+    assert any("nothing more compiles" in s for s in explain(pair.fast.cheap))
 
 
 def test_fabs_of_complex_stays_numpy(pair: Pair) -> None:
