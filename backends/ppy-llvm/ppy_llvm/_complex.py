@@ -19,7 +19,8 @@ case on complex inputs with special values in either part) before a kernel is bu
 A compare of such an abs with a scalar (``abs(Z) > horizon``) needs the hypot only
 where |z| is near the bound: a vector whose lanes the sum of squares decides, far from
 overflow and underflow and beyond a relative margin no rounding reaches, skips it
-(`lower_cabs_compare`); about two thirds of the time of the exact vector.
+(`lower_cabs_compare`): ``abs(Z) > h`` over 4e4 elements in 0.56x the time of the
+exact kernel, 0.70x NumPy's abs-then-compare.
 
 NaN and infinity are told apart from the bits (integer compares raise no flag, a
 quiet compare of a signalling NaN would); the lanes NumPy masks out of its division
