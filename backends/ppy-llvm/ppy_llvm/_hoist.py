@@ -22,6 +22,8 @@ fastmath kernel, whose literals LLVM may fold) stays in the kernel.
 
 from __future__ import annotations
 
+import re
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -67,14 +69,22 @@ def hoist(spec: KernelSpec) -> Hoisted | None:
             kept.update(node.args)
     slots: dict[int, int] = {}
     values: list[float] = []
+    # one slot per value (its bits: -0.0 is not 0.0): as LLVM keeps one register for
+    # equal immediates, the body keeps one for equal literals (heat_3d's 0.125 and 2.0,
+    # three times each: six registers were 3% slower), and which literals are equal is
+    # part of the body
+    by_bits: dict[bytes, int] = {}
     for k, node in enumerate(spec.nodes):
         value = node.attr("value")
         if node.op != "const" or nl + k in kept or not isinstance(value, float):
             continue
         if value != value:  # NaN: `_nan_order` gives it a class of its own
             continue
-        slots[nl + k] = len(values)
-        values.append(value)
+        bits = struct.pack("<d", value)
+        if bits not in by_bits:
+            by_bits[bits] = len(values)
+            values.append(value)
+        slots[nl + k] = by_bits[bits]
     if not values:
         return None
     nodes = tuple(
@@ -126,7 +136,7 @@ def wrappers_module(sites: Sequence[Site]) -> str:
             )
         for suffix, ret, params in entry_points(spec):
             types = ", ".join(p.split()[0] for p in params.split(", "))
-            decls[body_sym + suffix] = f"declare {ret} @{body_sym}{suffix}({types}{extra})"
+            decls[body_sym + suffix] = f"declare hidden {ret} @{body_sym}{suffix}({types}{extra})"
             passed = _passed(params) + (f", ptr {table}" if table else "")
             call = f"tail call {ret} @{body_sym}{suffix}({passed}) #1"
             body = f"  {call}\n  ret void" if ret == "void" else f"  %r = {call}\n  ret {ret} %r"
@@ -141,3 +151,23 @@ def wrappers_module(sites: Sequence[Site]) -> str:
 def _passed(params: str) -> str:
     """A function's parameters as the arguments of a call passing them on."""
     return params.replace("noalias ", "")
+
+
+def hidden(text: str) -> str:
+    """A body's module with its functions hidden: called by its sites' wrappers in the
+    same library directly, not through the PLT, and never looked up by name."""
+    return re.sub(r"^define (?!internal)", "define hidden ", text, flags=re.MULTILINE)
+
+
+def aliases(spec: KernelSpec, sym: str, others: Sequence[str]) -> str:
+    """Lines naming `sym`'s entries (`_kernels.entry_points`, its elision table marker
+    where it has one) under each of `others` too: kernels of one code, one function."""
+    entries = [(suffix, ret, params) for suffix, ret, params in entry_points(spec)]
+    if elision_table(spec):
+        entries.append((SWAPS_SUFFIX, "i32", "ptr %out"))
+    lines = []
+    for other in others:
+        for suffix, ret, params in entries:
+            types = ", ".join(p.split()[0] for p in params.split(", "))
+            lines.append(f"@{other}{suffix} = alias {ret} ({types}), ptr @{sym}{suffix}")
+    return "\n".join(lines) + "\n"

@@ -217,10 +217,11 @@ def _objects(root: Path, specs: list[KernelSpec], hoisting: bool) -> int:
 def test_kernels_differing_in_a_literal_share_one_compiled_kernel(tmp_path: Path) -> None:
     specs = [_shift(1.5), _shift(1.75), _shift(-0.0)]
     assert len({hoist(s).body.key() for s in specs}) == 1  # type: ignore[union-attr]
-    # one body and one module of the three sites' small wrappers; unhoisted, three
+    # one body and one module of the three sites' small wrappers; unhoisted, three;
+    # a kernel no other shares keeps its literal (no wrapper)
     assert _objects(tmp_path / "hoisted", specs, True) == 2
-    assert _objects(tmp_path / "one", specs[:1], True) == 2
     assert _objects(tmp_path / "plain", specs, False) == 3
+    assert _objects(tmp_path / "one", specs[:1], True) == 1
     refs = [lambda x, y, c=c: x * c + y for c in (1.5, 1.75, -0.0)]
     x, y = np.linspace(-3.0, 3.0, 50), np.linspace(1.0, 2.0, 50)
     for site, c in zip(sites(specs, refs, True), (1.5, 1.75, -0.0), strict=True):
@@ -267,7 +268,8 @@ def test_an_edited_literal_changes_one_module_of_wrappers() -> None:
 
 def test_kernels_of_the_same_code_are_compiled_once(tmp_path: Path) -> None:
     """``sin(x) * y`` and ``cos(x) * y`` call their loop through the table the adapter
-    fills: the same machine code, one object; each site still calls its own loop."""
+    fills: the same machine code, one function under three names (aliases, no
+    wrapper), one object; each site still calls its own loop."""
     from ppy_llvm import LlvmBackend
 
     def loop_times(op: str) -> KernelSpec:
@@ -280,7 +282,7 @@ def test_kernels_of_the_same_code_are_compiled_once(tmp_path: Path) -> None:
         why = LlvmBackend().can_lower_spec(spec, "numpy")
         if why is not None:
             pytest.skip(f"refused by the proof: {why}")
-    assert _objects(tmp_path / "shared", specs, True) == 2  # one body, one of wrappers
+    assert _objects(tmp_path / "shared", specs, True) == 1
     refs = [lambda x, y, f=f: f(x) * y for f in (np.sin, np.cos, np.tan)]
     rng = np.random.default_rng(5)
     x, y = rng.standard_normal(1000) * 5, rng.standard_normal(1000)
