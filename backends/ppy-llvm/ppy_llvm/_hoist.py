@@ -70,9 +70,8 @@ def hoist(spec: KernelSpec) -> Hoisted | None:
     slots: dict[int, int] = {}
     values: list[float] = []
     # one slot per value (its bits: -0.0 is not 0.0): as LLVM keeps one register for
-    # equal immediates, the body keeps one for equal literals (heat_3d's 0.125 and 2.0,
-    # three times each: six registers were 3% slower), and which literals are equal is
-    # part of the body
+    # equal immediates, the body keeps one for equal literals (a loop short of
+    # registers spills), and which literals are equal is part of the body
     by_bits: dict[bytes, int] = {}
     for k, node in enumerate(spec.nodes):
         value = node.attr("value")

@@ -81,6 +81,7 @@ def compile_loops(funcs: list[Any]) -> list[tuple[str, str]]:
     from llvmlite import ir
 
     from ._host import target_machine
+    from ._loops_variants import call_variant, needs_contiguous
     from ._toolchain import build_shared
 
     module = ir.Module(name="ppy_loops")
@@ -93,7 +94,10 @@ def compile_loops(funcs: list[Any]) -> list[tuple[str, str]]:
             Emitter(func, module, sym).emit()
             # the same function for C-contiguous arrays: constant strides let LLVM
             # strength-reduce and vectorize; the loader picks it when every array is
-            Emitter(func, module, sym + "_c", contiguous=True).emit()
+            if needs_contiguous(func):
+                Emitter(func, module, sym + "_c", contiguous=True).emit()
+            else:  # nothing to gain: the one variant answers both (_loops_variants)
+                call_variant(module, sym, sym + "_c")
         symbols.append(sym)
     path = build_shared(str(module), "loops")
     return [(str(path), s) for s in symbols]
@@ -138,9 +142,6 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "prologue": list(func.attributes.get("prologue", ())),
             "returns": list(func.attributes.get("returns", ())),
             "single": bool(func.attributes.get("single", False)),
-            # a scalar prologue (loops_prologue): the names it and the allocations
-            # make, and the body left to run as Python once they ran
-            **_prologue_data(func.attributes),
             # module helpers built in place: (name, line), checked on each call
             "helpers": [list(h) for h in func.attributes.get("helpers", ())],
             "arrays": [
@@ -176,16 +177,6 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
         }
         units.append(CompiledUnit("llvm", f"{library}.loops", (name,), data))
     return units
-
-
-def _prologue_data(attributes: Any) -> dict[str, Any]:
-    if "made" not in attributes:
-        return {}
-    return {
-        "made": list(attributes["made"]),
-        "scalars": list(attributes["scalars"]),  # [first line, line, ...]
-        "rest": list(attributes["rest"]),
-    }
 
 
 __all__ = [

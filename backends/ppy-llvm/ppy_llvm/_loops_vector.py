@@ -32,10 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 from ._loops_blas import QUIET_BIT, _libc
-from ._loops_flat import flat_take, is_flat
 from ._loops_inplace import LAYOUT
 from ._loops_vector_chunks import VectorChunks
 from ._loops_vector_probe import probe_functions
+from ._loops_vector_warn import VectorWarnings
 
 BROADCAST = 7  # return code: NumPy's ValueError for lengths that do not broadcast
 NO_MEMORY = 8  # return code: NumPy's MemoryError for a temporary of out[1] float64s
@@ -44,10 +44,9 @@ BINARY, INPLACE, INPLACE_OUT, COPY = 0, 1, 2, 3
 UFUNC = {"add": "ufunc_add", "sub": "ufunc_sub", "mul": "ufunc_mul", "truediv": "ufunc_truediv"}
 SIMD_MIN = 8  # NumPy's SIMD loops take calls longer than this
 _TREE_OPS = ("add", "sub", "mul", "truediv")
-_BOUNDS = {"i": 1, "s": 2, "f": 0}  # operands per axis of a view ("f": flat, _loops_flat)
 
 
-class VectorOps(VectorChunks):
+class VectorOps(VectorChunks, VectorWarnings):
     """`loops.vector` and `loops.index_check`; mixed into Emitter."""
 
     b: Any
@@ -81,7 +80,7 @@ class VectorOps(VectorChunks):
         nv = len(views)
         parts = iter(op.operands[nv:])
         self._views = [
-            (op.operands[k], view, [next(parts) for c in view for _ in range(_BOUNDS[c])])
+            (op.operands[k], view, [next(parts) for c in view for _ in range(1 if c == "i" else 2)])
             for k, view in enumerate(views)
         ]
         rest = list(parts)
@@ -91,6 +90,7 @@ class VectorOps(VectorChunks):
         tail = iter(rest[split:])
         self._loads = [(next(tail), [next(tail) for _ in range(rank)]) for rank in loads]
         self._starts: list[int] = []  # per plan item: where its subtree begins
+        self._warn_start(len(op.attributes["tree"]))  # one warnings block (_loops_vector_warn)
         late = set(op.attributes.get("late", ()))
         leaves: dict[int, Any] = {}
         for k in range(nv):  # the views whose checks came before: taken now
@@ -114,8 +114,11 @@ class VectorOps(VectorChunks):
             final = self._rule(how, lt, st, e_stride, st, inplace=True)
         b_ = self.b
         # an empty target: NumPy still computes E's operations of one element (warnings)
+        self._warn_point()
         with b_.if_then(b_.icmp_signed("==", lt, self.i64(0)), likely=False):
             self._computed(plan, [k for k, item in enumerate(plan) if item[0] == "op"])
+            if self._warn_block is not None:
+                self._warn_raise(0, [])  # then the statement is done
         safe = self._safe([leaves[k] for k in range(nv)])
         fused, buffered, done = (
             self.fn.append_basic_block(x) for x in ("vec_fused", "vec_buffered", "vec_done")
@@ -128,6 +131,7 @@ class VectorOps(VectorChunks):
         self._buffered(how, final, leaves[0], plan, length)
         b_.branch(done)
         b_.position_at_end(done)
+        self._warn_emit(plan, done)
 
     # -- the plan: per token, what its value is and its call's NaN rule ----------------
     def _plan(self, tree: tuple[str, ...], leaves: dict[int, Any]) -> list[tuple]:
@@ -173,8 +177,6 @@ class VectorOps(VectorChunks):
     def _take(self, k: int) -> tuple[Any, Any, Any]:
         """View k: (i8* of its first element, its length, its byte stride)."""
         array, view, bounds = self._views[k]
-        if is_flat(view):  # the whole C-contiguous array
-            return flat_take(self, array)
         ptr, [(n, stride)] = self.view_of(array, view, iter(bounds))
         return ptr, n, stride
 
@@ -195,7 +197,7 @@ class VectorOps(VectorChunks):
         for axis, how in enumerate(view):
             if how == "i":
                 self._checked(array, axis, self.v(next(values)), computed)
-            elif how == "s":
+            else:
                 next(values)
                 next(values)
         leaves[k] = self._take(k)  # its own checks pass now
@@ -215,7 +217,10 @@ class VectorOps(VectorChunks):
 
     def _computed(self, plan: list[tuple], done: list[int]) -> None:
         """Before a broadcast error: the operations NumPy ran before it, each subtree in
-        `done` over its own length, for their warnings (their values are dropped)."""
+        `done` over its own length, for their warnings (their values are dropped); or
+        only recorded, for the statement's warnings block (`_loops_vector_warn`)."""
+        if self._warn_defer(plan, done):
+            return
         for k in done:
             if plan[k][0] == "op":
                 sub = plan[self._starts[k] : k + 1]
@@ -271,9 +276,13 @@ class VectorOps(VectorChunks):
 
     def _raise(self, bad: Any, computed: Any, code: int, info: list[Any]) -> None:
         """If `bad`: what NumPy computed before the error (its warnings), then the error."""
+        self._warn_point()
         with self.b.if_then(bad, likely=False):
             computed()
-            self.fail(self.i1(1), code, info)
+            if self._warn_block is not None:
+                self._warn_raise(code, info)
+            else:
+                self.fail(self.i1(1), code, info)
 
     def _safe(self, leaves: list[Any]) -> Any:
         """i1: no view of E reads an element the target writes before E reads it
