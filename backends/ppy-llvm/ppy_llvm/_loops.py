@@ -142,6 +142,9 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "prologue": list(func.attributes.get("prologue", ())),
             "returns": list(func.attributes.get("returns", ())),
             "single": bool(func.attributes.get("single", False)),
+            # a scalar prologue (loops_prologue): the names it and the allocations
+            # make, and the body left to run as Python once they ran
+            **_prologue_data(func.attributes),
             # module helpers built in place: (name, line), checked on each call
             "helpers": [list(h) for h in func.attributes.get("helpers", ())],
             "arrays": [
@@ -177,6 +180,16 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
         }
         units.append(CompiledUnit("llvm", f"{library}.loops", (name,), data))
     return units
+
+
+def _prologue_data(attributes: Any) -> dict[str, Any]:
+    if "made" not in attributes:
+        return {}
+    return {
+        "made": list(attributes["made"]),
+        "scalars": list(attributes["scalars"]),  # [first line, line, ...]
+        "rest": list(attributes["rest"]),
+    }
 
 
 __all__ = [

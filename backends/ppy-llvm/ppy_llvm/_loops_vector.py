@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._loops_blas import QUIET_BIT, _libc
+from ._loops_flat import flat_take, is_flat
 from ._loops_inplace import LAYOUT
 from ._loops_vector_chunks import VectorChunks
 from ._loops_vector_probe import probe_functions
@@ -44,6 +45,7 @@ BINARY, INPLACE, INPLACE_OUT, COPY = 0, 1, 2, 3
 UFUNC = {"add": "ufunc_add", "sub": "ufunc_sub", "mul": "ufunc_mul", "truediv": "ufunc_truediv"}
 SIMD_MIN = 8  # NumPy's SIMD loops take calls longer than this
 _TREE_OPS = ("add", "sub", "mul", "truediv")
+_BOUNDS = {"i": 1, "s": 2, "f": 0}  # operands per axis of a view ("f": flat, _loops_flat)
 
 
 class VectorOps(VectorChunks, VectorWarnings):
@@ -80,7 +82,7 @@ class VectorOps(VectorChunks, VectorWarnings):
         nv = len(views)
         parts = iter(op.operands[nv:])
         self._views = [
-            (op.operands[k], view, [next(parts) for c in view for _ in range(1 if c == "i" else 2)])
+            (op.operands[k], view, [next(parts) for c in view for _ in range(_BOUNDS[c])])
             for k, view in enumerate(views)
         ]
         rest = list(parts)
@@ -177,6 +179,8 @@ class VectorOps(VectorChunks, VectorWarnings):
     def _take(self, k: int) -> tuple[Any, Any, Any]:
         """View k: (i8* of its first element, its length, its byte stride)."""
         array, view, bounds = self._views[k]
+        if is_flat(view):  # the whole C-contiguous array
+            return flat_take(self, array)
         ptr, [(n, stride)] = self.view_of(array, view, iter(bounds))
         return ptr, n, stride
 
@@ -197,7 +201,7 @@ class VectorOps(VectorChunks, VectorWarnings):
         for axis, how in enumerate(view):
             if how == "i":
                 self._checked(array, axis, self.v(next(values)), computed)
-            else:
+            elif how == "s":
                 next(values)
                 next(values)
         leaves[k] = self._take(k)  # its own checks pass now
