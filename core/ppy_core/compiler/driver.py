@@ -160,7 +160,9 @@ class Builder:
         finder = SiteFinder(
             oracle, module_ctx, self.key.config.opt, self.target, libraries=bool(plugins)
         )
-        memo = self.memo = self.function_memo(source.tree) if self.target is None else None
+        memo = self.memo = (
+            self.function_memo(source.tree, source.text) if self.target is None else None
+        )
         finder.memo = memo
         findings = finder.run(source.tree)
         for stmt, exc in findings.failures:
@@ -211,10 +213,10 @@ class Builder:
             write_pack(str(self.key.path), memo.kept)
         return {"module": str(self.key.path)}
 
-    def function_memo(self, tree: ast.Module) -> FunctionMemo:
+    def function_memo(self, tree: ast.Module, text: str) -> FunctionMemo:
         """Each top-level function's findings of the last build of this module, to reuse
         where the function's key is unchanged (`function_keys`, `function_records`)."""
-        keys = FunctionKeys(tree, self.key.components)
+        keys = FunctionKeys(tree, text, self.key.components)
         return FunctionMemo(keys, self.diagnostics, read_pack(str(self.key.path)))
 
     def manifest(

@@ -12,8 +12,11 @@ annotations). So a function's key joins:
 - the module's skeleton: every top-level statement, each function's body elided
   (positions left out, so lines moving elsewhere change nothing);
 - the module-wide binding count of each name the skeleton binds;
-- f itself and every top-level function it names, transitively, with positions
-  (remarks and diagnostics carry line numbers).
+- f itself and every top-level function it names, transitively: each as its first
+  line and the text of its lines, decorators included (remarks and diagnostics carry
+  line numbers; the text of a function's lines is its AST, positions and all). "It
+  names" is read from that text (every identifier, in strings and attributes too):
+  more names than the AST's, never fewer.
 
 An edit to one function's body changes its own key and those of the functions that
 name it; nothing else.
@@ -24,18 +27,20 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+import re
 from collections.abc import Mapping
 
 from ppy_core.compiler.frontend.bound import binding_counts
 
 #: bump when what a function's record holds, or what its key covers, changes
-FORMAT = 1
+FORMAT = 2
 
 
 class FunctionKeys:
     """Keys of a parsed module's top-level functions (computed once per module)."""
 
-    def __init__(self, tree: ast.Module, base: Mapping[str, str]) -> None:
+    def __init__(self, tree: ast.Module, text: str, base: Mapping[str, str]) -> None:
+        self.lines = text.split("\n")  # as `read_source` decodes it: newlines are "\n"
         self.functions: dict[str, list[ast.FunctionDef]] = {}
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef):
@@ -50,13 +55,13 @@ class FunctionKeys:
             "counts": [(name, counts[name]) for name in bound],
         }
         self.context = _sha(repr(context))
-        self._dumps: dict[int, str] = {}
+        self._texts: dict[int, str] = {}
 
     def key(self, func: ast.FunctionDef) -> str:
         """The key of `func`, a top-level function of the module keyed."""
         parts = [self.context]
         for other in self.closure(func):
-            parts.append(self._dump(other))
+            parts.append(self._text(other))
         return _sha("\n".join(parts))
 
     def closure(self, func: ast.FunctionDef) -> list[ast.FunctionDef]:
@@ -66,17 +71,21 @@ class FunctionKeys:
         queue = [func]
         while queue:
             current = queue.pop(0)
-            for name in _names(current):
+            for name in _IDENTIFIER.findall(self._text(current)):
                 for other in self.functions.get(name, ()):
                     if id(other) not in seen:
                         seen[id(other)] = other
                         queue.append(other)
         return list(seen.values())
 
-    def _dump(self, func: ast.FunctionDef) -> str:
-        known = self._dumps.get(id(func))
+    def _text(self, func: ast.FunctionDef) -> str:
+        """`func` as its first line's number and its lines (decorators included)."""
+        known = self._texts.get(id(func))
         if known is None:
-            known = self._dumps[id(func)] = ast.dump(func, include_attributes=True)
+            first = min([d.lineno for d in func.decorator_list] + [func.lineno])
+            last = func.end_lineno or func.lineno
+            body = "\n".join(self.lines[first - 1 : last])
+            known = self._texts[id(func)] = f"{first}:{func.col_offset}:{body}"
         return known
 
 
@@ -89,9 +98,9 @@ def _elided(stmt: ast.stmt) -> ast.stmt:
     return head
 
 
-def _names(func: ast.FunctionDef) -> list[str]:
-    """Every name `func` reads or writes, in source order, once each."""
-    return list(dict.fromkeys(n.id for n in ast.walk(func) if isinstance(n, ast.Name)))
+#: an identifier (Python's are letters, digits and underscores, not starting with a digit;
+#: `\w` also matches a leading digit: a superset, which only names more functions)
+_IDENTIFIER = re.compile(r"\w+")
 
 
 def _sha(text: str) -> str:
