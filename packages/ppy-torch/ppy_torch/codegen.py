@@ -1,7 +1,8 @@
 """C++ for a module's regions: one source, one entry per region, at:: calls only.
 
 Each region becomes a body function (pure C++ over `at::Tensor`, one statement per
-graph node, through the dispatcher) and an entry that guards the Python arguments,
+graph node, through the dispatcher, each intermediate tensor dropped after its last
+read) and an entry that guards the Python arguments,
 runs the body, and wraps the result. Guards: exact `torch.Tensor` (or Parameter),
 exact `int`/`float`/`bool`, a device the region was built for, no
 `__torch_function__` mode. A miss returns a reason; the shim then runs Python.
@@ -9,7 +10,7 @@ exact `int`/`float`/`bool`, a device the region was built for, no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ppy_torch import ops
 from ppy_torch.graph import (
@@ -214,10 +215,62 @@ def _return_type(graph: RegionGraph) -> str:
     return "at::Tensor" if graph.results else "std::nullptr_t"
 
 
+def _reads(node: Node) -> Iterator[Value]:
+    """The values a node reads."""
+    if isinstance(node, AtenCall):
+        args: list[Arg] = [arg for _, arg in node.args]
+    elif isinstance(node, IntOp | IntCheck):
+        args = [node.lhs, node.rhs]
+    elif isinstance(node, Arange):
+        args = [node.start, node.end, node.like]
+    else:  # Unpack, RankCheck, IndexList
+        args = [node.value]
+    for arg in args:
+        for item in arg.items if isinstance(arg, ListArg) else (arg,):
+            if isinstance(item, Value):
+                yield item
+
+
+def _defines(node: Node) -> tuple[Value, ...]:
+    if isinstance(node, Unpack):
+        return node.results
+    if isinstance(node, RankCheck | IntCheck):
+        return ()
+    return () if node.result is None else (node.result,)
+
+
+def _releases(graph: RegionGraph) -> dict[int, list[Value]]:
+    """Per node, the intermediate tensors (and tensor lists) read for the last time
+    there, or never read. The body drops them right after it, as eager Python does
+    when their last name goes: the allocator hands their memory to the next results
+    while it is still in cache. A body that kept all ~100 intermediates of a 4-layer
+    GPT to its end ran ~6% slower than the same calls dropping them (the kernels the
+    same, in the same order: the bits do not change)."""
+    last: dict[Value, int] = {}
+    for index, node in enumerate(graph.nodes):
+        for value in _defines(node):
+            last[value] = index
+        for value in _reads(node):
+            last[value] = index
+    kept = set(graph.params) | set(graph.results)
+    drops: dict[int, list[Value]] = {}
+    for value, index in last.items():
+        if value.kind in (TENSOR, TENSORS) and value not in kept:
+            drops.setdefault(index, []).append(value)
+    return drops
+
+
+def _release(value: Value) -> str:
+    return f"  {_var(value)}.{'clear' if value.kind == TENSORS else 'reset'}();"
+
+
 def _body(graph: RegionGraph) -> list[str]:
     params = ", ".join(f"{_CTYPE[p.kind]} {_var(p)}" for p in graph.params)
     lines = [f"static {_return_type(graph)} body_{graph.name}({params}) {{"]
-    lines += [_statement(node) for node in graph.nodes]
+    drops = _releases(graph)
+    for index, node in enumerate(graph.nodes):
+        lines.append(_statement(node))
+        lines += [_release(value) for value in drops.get(index, ())]
     results = ["nullptr" if v.kind == NONE else _var(v) for v in graph.results]
     if graph.tuple_result:
         lines.append(f"  return {{{', '.join(results)}}};")
