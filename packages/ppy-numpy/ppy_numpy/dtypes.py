@@ -236,8 +236,9 @@ def axis_reduction(ctx: CallContext) -> TensorType | None:
 def histogram(ctx: CallContext) -> TupleType | None:
     """`np.histogram(a, bins)` of a float array: (hist, bin_edges). The counts are an
     np.intp array (int64 here; the guard checks), the sums with `weights=w` of a float
-    array w's dtype; the edges have a's dtype. None with `density` or another keyword
-    (`range`, `bins` by keyword stay typed), or an untyped a (NumPy's answer, untyped)."""
+    array w's dtype; the edges have a's dtype for an int count of bins (of edges given
+    as an array, or untyped bins, NumPy's promotion: untyped). None with `density` or
+    another keyword (`range`, `bins` by keyword stay typed), or an untyped a."""
     if ctx.callee != T.HISTOGRAM or not ctx.args or not is_float_array(ctx.args[0]):
         return None
     if set(ctx.kwargs) - {"bins", "range", "weights"} or len(ctx.args) > 3:
@@ -250,7 +251,11 @@ def histogram(ctx: CallContext) -> TupleType | None:
         counts = TensorType(weights.element, (None,), T.LIBRARY)  # type: ignore[union-attr]
     else:
         counts = UNKNOWN
-    return TupleType((counts, TensorType(source.element, (None,), T.LIBRARY)))
+    bins = ctx.kwargs.get("bins", ctx.args[1] if len(ctx.args) > 1 else None)
+    # edges given as an array (or a string rule of unknown type): NumPy's promotion
+    edges = UNKNOWN if isinstance(bins, TensorType) or bins is UNKNOWN else source.element
+    edges_type = TensorType(edges, (None,), T.LIBRARY) if edges is not UNKNOWN else UNKNOWN
+    return TupleType((counts, edges_type))  # type: ignore[arg-type]
 
 
 def _argument(ctx: CallContext, position: int, keyword: str) -> tuple[Type, Any] | None:

@@ -50,6 +50,10 @@ def shifted(w, u, k):
     return w * (u + k)
 
 
+def edges(r, bins):
+    return np.histogram(r, bins)[1] * 2.0 + 1.0
+
+
 def azimint_hist(data, radius, npt):
     histu = np.histogram(radius, npt)[0]
     histw = np.histogram(radius, npt, weights=data)[0]
@@ -183,3 +187,19 @@ def test_azimint_hist(pair: Pair, n: int, npt: int, seed: int) -> None:
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     if want.error is None and not want.warnings:
         assert fast_of("azimint_hist") == before + 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bins", [5, "array"])
+def test_histogram_edges_typed(pair: Pair, dtype: Any, bins: Any) -> None:
+    """`np.histogram(r, n)[1]` has r's dtype (a typed leaf: its site is fast); edges
+    given as an array are NumPy's promotion, untyped (guessed, guarded): same answer."""
+    r = np.random.default_rng(3).random(64).astype(dtype)
+    edges = np.linspace(0.0, 1.0, 6) if bins == "array" else bins
+    before = fast_of("edges")
+    got = call(pair.fast.edges, (r, edges))
+    want = call(pair.plain.edges, (r, edges))
+    assert outcome_difference(got, want) is None, outcome_difference(got, want)
+    assert got.value.dtype == (np.float64 if bins == "array" else dtype)
+    if bins != "array":
+        assert fast_of("edges") == before + 1
