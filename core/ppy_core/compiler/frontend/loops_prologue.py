@@ -64,7 +64,7 @@ def scalar_prologue(func: ast.FunctionDef, typer: Any, params: list[Param]) -> P
         for target in stmt.targets:  # type: ignore[attr-defined]
             bound[target.id] = t
         taken.append(stmt)  # type: ignore[arg-type]
-    if not taken or len(taken) == len(body):
+    if not taken or len(taken) == len(body) or _mangled(func):
         return Prologue()
     rest = body[len(taken) :]
     reads = _reads(rest)
@@ -218,6 +218,20 @@ def _text(typer: Any, stmts: list[Any], end: Any) -> tuple[int, tuple[str, ...]]
         out.extend([""] * (s.lineno - first - len(out)))
         out.extend(f"    {line}" for line in ast.unparse(s).splitlines())
     return first, tuple(out)
+
+
+def _mangled(func: ast.FunctionDef) -> bool:
+    """Whether the body names a private `__x`, which Python mangles inside a class: the
+    site's own Python for the prologue and the rest, made outside it, could not."""
+
+    def private(name: str) -> bool:
+        return name.startswith("__") and not name.endswith("__")
+
+    return any(
+        (isinstance(n, ast.Name) and private(n.id))
+        or (isinstance(n, ast.Attribute) and private(n.attr))
+        for n in ast.walk(func)
+    )
 
 
 def _docstring(stmt: ast.stmt) -> bool:
