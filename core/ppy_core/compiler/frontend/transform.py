@@ -13,6 +13,7 @@ the region at run time).
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 from collections.abc import Mapping, Sequence
 from types import CodeType
@@ -132,7 +133,9 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
         func = ast.Attribute(ast.Name(OPERATOR, ast.Load()), name, ast.Load())
         return ast.Call(func, list(args), [])
 
-    if store.form == NAME:
+    if store.masked:  # `X[c] = f(X[c])` as written, over the same names (masked.py)
+        body = _masked_statement(store.stmt, site, params)
+    elif store.form == NAME:
         body = op(store.op, t, body)
     elif store.form == ASSIGN:
         body = op("setitem", t, k, body)
@@ -143,6 +146,26 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
     )
     return ast.copy_location(ast.Lambda(args=args, body=body), store.stmt)
+
+
+def _masked_statement(stmt: ast.stmt, site: ExprSite, params: dict[int, str]) -> ast.Call:
+    """`setitem(__ppy_t, c, f(...))` of a masked update `X[c] = f(X[c])`: its leaves are
+    names (masked.py), each read of one through the argument of that name's leaf."""
+    names = {
+        n.id: params[id(n)]
+        for n in ast.walk(site.node)
+        if isinstance(n, ast.Name) and id(n) in params
+    }
+
+    class _Names(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            return ast.copy_location(ast.Name(names.get(n.id, n.id), ast.Load()), n)
+
+    assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)
+    key = _Names().visit(copy.deepcopy(stmt.targets[0].slice))
+    value = _Names().visit(copy.deepcopy(stmt.value))
+    func = ast.Attribute(ast.Name(OPERATOR, ast.Load()), "setitem", ast.Load())
+    return ast.Call(func, [ast.Name("__ppy_t", ast.Load()), key, value], [])
 
 
 def _params(site: ExprSite) -> dict[int, str]:
@@ -236,8 +259,18 @@ def rewrite_module(
         for key, (_i, site) in replaced.items()
         if site.tests
     }
-    module = _Replace(replaced, prefix, originals).visit(tree)
+    visitor = _Replace(replaced, prefix, originals)
+    holding = _holding(
+        tree, [site.store.stmt if site.store else site.node for _i, site in expr_sites]
+    )
+    if holding is None:
+        module = visitor.visit(tree)
+    else:  # only the statements that hold a site: a big module's others stay as parsed
+        module = tree
+        for i in holding:
+            module.body[i] = visitor.visit(module.body[i])
     assert isinstance(module, ast.Module)
+    made = [module.body[i] for i in holding or ()]  # where the rewrite made new nodes
     for index, fsite in function_sites:
         for stmt in ast.walk(module):
             if (
@@ -260,10 +293,42 @@ def rewrite_module(
     ast.copy_location(bind.value.func, anchor)
     ast.copy_location(table, anchor)
     module.body.insert(prelude_at, bind)
+    made.append(bind)
     if any(site.store is not None for _i, site in expr_sites):  # what store sites' code names
         names = [ast.alias("builtins", BUILTINS), ast.alias("operator", OPERATOR)]
         module.body.insert(prelude_at, ast.copy_location(ast.Import(names), anchor))
-    return ast.fix_missing_locations(module)
+        made.append(module.body[prelude_at])
+    if holding is None:
+        return ast.fix_missing_locations(module)
+    # every node the rewrite made lies in a statement it visited or in the prelude, each
+    # with a position its new nodes take (as fixing the whole module would give them);
+    # the decorators it added were placed where they stand
+    for stmt in made:
+        ast.fix_missing_locations(stmt)
+    return module
+
+
+def _holding(tree: ast.Module, anchors: Sequence[ast.AST]) -> list[int] | None:
+    """The indexes of the top-level statements whose lines hold the `anchors` (the
+    nodes the rewrite replaces), or None when one has no line or falls in none."""
+    spans = [
+        (
+            min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))]),
+            stmt.end_lineno or stmt.lineno,
+        )
+        for stmt in tree.body
+    ]
+    starts = [start for start, _end in spans]
+    found: set[int] = set()
+    for node in anchors:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        i = bisect.bisect_right(starts, line) - 1
+        if i < 0 or not spans[i][0] <= line <= spans[i][1]:
+            return None
+        found.add(i)
+    return sorted(found)
 
 
 def specialization_module(module: ast.Module, function: str, prefix: str) -> ast.Module:
