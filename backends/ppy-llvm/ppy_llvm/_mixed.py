@@ -7,12 +7,16 @@ runs its float64 loop; a kernel reads the int64 buffer directly and converts eac
 element where it loads it (one pass, no temporary). Such a leaf is an ``int`` leaf of
 the spec (``j`` to the dispatcher, which guards an exact int64 ndarray there).
 
-Only where NumPy itself computes in float64: every use of an int leaf is ``+ - *``
-whose other operand is float64 (an array, a float, a float result) or ``/`` (NumPy's
-true division of ints is float64), and no operation of the kernel yields an integer
-(``(u * 2) / w`` multiplies in int64, wrapping: E2049, as before). Maps only, without
-library loops (which read their operands' buffers as float64) and without a node
-NumPy's temporary elision may swap (the elision table numbers float64 leaves only).
+Only where NumPy itself computes in float64: every use of an int value is ``+ - *``
+whose other operand is float64 (an array, a float literal, a float result; not a
+float variable, whose int value would make NumPy's answer int64) or ``/`` (NumPy's
+true division of ints is float64). The int64 parts of a tree (``(u * 2) / w``,
+``u + k`` with a Python int k: ``int_scalar``, ``n`` to the dispatcher, which takes
+only a Python int there) are `INT_ATTR` nodes, computed in int64 as NumPy does
+(wrapping, `_lower_int`) and converted where a float64 operation reads them. Maps
+only, without library loops (which read their operands' buffers as float64) and
+without a node NumPy's temporary elision may swap (the elision table numbers float64
+leaves only): E2049 otherwise.
 """
 
 from __future__ import annotations
@@ -113,7 +117,11 @@ def mixed_kinds(
                 continue  # NumPy's true division casts both operands to float64
             other = operands[1 - at] if len(operands) == 2 else None
             float_other = _kind(getattr(other, "type", None)) == "f64" and not is_int(other)
-            if op.name not in _ARITH or out != "f64" or not float_other:
+            # a scalar variable there: NumPy's dtype is float64 for a float, int64 for an
+            # int, and the dispatcher's float slot takes either (a literal is known)
+            slot = ids.get(id(other))
+            variable = slot is not None and slot < len(leaves) and kinds[slot] == "scalar"
+            if op.name not in _ARITH or out != "f64" or not float_other or variable:
                 raise LlvmBackendError("E2049", f"an int64 array under {op.name}")
     kinds = tuple(
         INT_LEAF if k in ints else INT_SCALAR if k in scalars else c for k, c in enumerate(kinds)

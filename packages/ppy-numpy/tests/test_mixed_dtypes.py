@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
 SOURCE = """\
 import numpy as np
+import numpy.typing as npt
 
 
 def ratio(w, u):
@@ -48,6 +49,10 @@ def square(u):
 
 def shifted(w, u, k):
     return w * (u + k)
+
+
+def annotated(u: "npt.NDArray[np.int64]", s: float):
+    return u * s + 1.0
 
 
 def edges(r, bins):
@@ -203,3 +208,17 @@ def test_histogram_edges_typed(pair: Pair, dtype: Any, bins: Any) -> None:
     assert got.value.dtype == (np.float64 if bins == "array" else dtype)
     if bins != "array":
         assert fast_of("edges") == before + 1
+
+
+def test_a_float_variable_beside_int64_stays_numpys(pair: Pair) -> None:
+    """`u * s` with `s: float`: called with an int, NumPy's answer is int64 arithmetic
+    (then + 1.0); the dispatcher's float slot would take the int, so the site is
+    NumPy's (E2049) and both calls answer as NumPy does."""
+    records = pair.records("annotated")
+    assert records, pair.manifest
+    assert all(r["unit"] is None for r in records), records
+    assert "E2049" in " ".join(" ".join(r["reasons"]) for r in records)
+    u = np.array([2**62, 3, -(2**63)], dtype=np.int64)
+    for s in (3, 0.5):
+        got, want = call(pair.fast.annotated, (u, s)), call(pair.plain.annotated, (u, s))
+        assert outcome_difference(got, want) is None, (s, outcome_difference(got, want))
