@@ -344,3 +344,28 @@ def test_an_empty_target_still_warns(cases) -> None:
     mod, plain = cases
     for y in (np.full(3, 10.0), np.ones(3), np.zeros(0)):
         _same(mod, plain, "empty_target", np.zeros(4), y)
+
+
+def test_only_functions_with_element_accesses_get_a_c_order_variant() -> None:
+    """A function whose arrays only array statements touch is compiled once (its `_c`
+    entry calls it); one that loads an element keeps its C-order variant."""
+    from ppy_core.ir import F64, I64, TensorType
+    from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
+    from ppy_core.ir.dialects.loops import LoadOp
+    from ppy_core.ir.dialects.loops_vector import VectorOp
+    from ppy_llvm._loops_variants import needs_contiguous
+
+    vector = TensorType(F64, (None,), "numpy")
+
+    def build(load: bool) -> FuncOp:
+        func = FuncOp.build("f", [vector, vector, I64], [], ["x", "y", "i"])
+        x, y, i = func.args
+        parts = [x, y, i, i, i, i]
+        func.entry.append(VectorOp(parts, [], {"op": "set", "views": ("s", "s"), "tree": ("v1",)}))
+        if load:
+            func.entry.append(LoadOp([x, i], [F64], {"py": "f64"}))
+        func.entry.append(ReturnOp([]))
+        return func
+
+    assert not needs_contiguous(build(load=False))
+    assert needs_contiguous(build(load=True))
