@@ -10,7 +10,10 @@ ppy_llvm._loops_blas), `np.sqrt` of scalars, in-place updates of arrays and view
 by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), array statements
 (`C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]`, `Q[:, k] = A[:, k] / R[k, k]`:
 `loops_vector`), and arrays made up front and returned (`x = np.zeros_like(b)`,
-`np.zeros((n, n), dtype=b.dtype)` ... `return x, y`, `loops_locals`). Anything else
+`np.zeros((n, n), dtype=b.dtype)` ... `return x, y`, `loops_locals`), leading scalar
+statements the site runs as Python (deriche's `a1 = a5 = k`, `b1 = 2.0**(-alpha)`,
+`loops_prologue`) and whole arrays of rank 2 in array statements (`imgOut[:] = c2 *
+(y1 + y2)`, `loops_flat`). Anything else
 keeps the whole function Python and the refusal names the statement (`ppy explain`).
 
 Python's meaning is kept exactly: every value carries its Python type (`py`, see
@@ -202,6 +205,7 @@ class LoopsBuilder(
             if p.kind in ("int", "float", "real"):
                 bound = ARG_BOUND if p.kind == "int" else 0
                 py = "float" if p.kind == "real" else p.kind  # the same double either way
+                py = "f64" if p.name in self.prologue.numpy_floats else py  # `A.max()`
                 self._assign(p.name, Typed(self.args[p.name], py, bound), self.func, assigned)
         # the site runs the prologue, the allocations and the return
         skipped = self.locals.skipped | self.prologue.skipped
