@@ -205,7 +205,6 @@ class LoopsBuilder(
             if p.kind in ("int", "float", "real"):
                 bound = ARG_BOUND if p.kind == "int" else 0
                 py = "float" if p.kind == "real" else p.kind  # the same double either way
-                py = "f64" if p.name in self.prologue.numpy_floats else py  # `A.max()`
                 self._assign(p.name, Typed(self.args[p.name], py, bound), self.func, assigned)
         # the site runs the prologue, the allocations and the return
         skipped = self.locals.skipped | self.prologue.skipped
