@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from ppy_core.compiler.frontend.bound import binding_counts
 
 #: bump when what a function's record holds, or what its key covers, changes
-FORMAT = 2
+FORMAT = 3
 
 
 class FunctionKeys:

@@ -92,7 +92,8 @@ class FunctionMemo:
     reused: int = 0
     typed: int = 0
     _keys: dict[int, str] = field(default_factory=dict)  # id(function) -> its key, as parsed
-    _site_keys: dict[int, str] = field(default_factory=dict)  # id(site) -> its function's key
+    # id(site) -> "<its function's key>@<its number within the function>"
+    _site_names: dict[int, str] = field(default_factory=dict)
 
     def restore(self, finder: SiteFinder, index: int, stmt: ast.FunctionDef) -> bool:
         """Put `stmt`'s stored record in place of typing it; False on a miss."""
@@ -122,8 +123,8 @@ class FunctionMemo:
             site.conv = {id(node): value for node, value in conv}
             site.repeats = {id(node): value for node, value in repeats}
             site.operands = finder.operands
+            self._site_names[id(site)] = f"{key}@{site.id.rpartition('.')[2]}"
             site.id = _renumbered(site.id, base)
-            self._site_keys[id(site)] = key
             found.expr_sites.append(site)
         finder.operands.update((id(node), value) for node, value in record["operands"])
         for fsite in record["function_sites"]:
@@ -158,7 +159,9 @@ class FunctionMemo:
         expr_sites = found.expr_sites[mark.expr_sites :]
         function_sites = found.function_sites[mark.function_sites :]
         key = self._keys[id(stmt)]
-        self._site_keys.update((id(site), key) for site in expr_sites)
+        for site in expr_sites:
+            local = _relative(site.id, mark.counter).rpartition(".")[2]
+            self._site_names[id(site)] = f"{key}@{local}"
         nodes = _reachable(stmt, expr_sites)
         record = {
             "node": stmt,
@@ -185,8 +188,10 @@ class FunctionMemo:
     # -- an expression site's IR, after the passes (the driver's `prepare_expr`) ---------
     def prepared(self, site: ExprSite) -> tuple[dict[str, Any], Any] | None:
         """The record and IR the last build prepared for `site`: kept under its
-        function's key and its id (a site numbered otherwise now is prepared again)."""
-        name = self._prepared_name(site)
+        function's key and its number within the function, and used only where the
+        site's id is the one they were made for (it names the IR's function; a site
+        numbered otherwise in the module now is prepared again)."""
+        name = self._site_names.get(id(site))
         blob = self.stored.get(name) if name else None
         if blob is None:
             return None
@@ -195,22 +200,20 @@ class FunctionMemo:
         except Exception:
             log.debug("prepared IR of site %s does not load", site.id, exc_info=True)
             return None
+        if record.get("id") != site.id:
+            return None
         self.kept[name] = blob  # type: ignore[index]
         return record, func
 
     def keep_prepared(self, site: ExprSite, record: dict[str, Any], func: Any) -> None:
         """Keep what preparing `site` made (before the backends or the build touch it)."""
-        name = self._prepared_name(site)
+        name = self._site_names.get(id(site))
         if name is None:
             return
         try:
             self.kept[name] = _dumps((record, func))
         except Exception:
             log.debug("prepared IR of site %s does not pickle", site.id, exc_info=True)
-
-    def _prepared_name(self, site: ExprSite) -> str | None:
-        key = self._site_keys.get(id(site))
-        return f"{key}@{site.id}" if key is not None else None
 
 
 def _packed(site: ExprSite, nodes: list[ast.AST], counter: int) -> tuple[Any, ...]:

@@ -62,7 +62,8 @@ def boxed(a: np.ndarray) -> np.ndarray:
 
 
 def other(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return -a * b + a / 4.0
+    t = -a * b + a / 4.0
+    return t * t - 1.0
 
 
 a = np.linspace(0.5, 1.5, 8)
@@ -150,6 +151,12 @@ def test_an_edit_retypes_what_changed(harness: Harness, program: Path) -> None:
     # would compute with `k * 2`
     edited = edited.replace("return k * 2", "return k * 5 - 1")
     assert _run(harness, program, edited) == {"reused": FUNCTIONS - 2, "typed": 2}
+    # `fused` loses its site: every later site's number is one less, so `other`'s first
+    # site now has the number its second had (what was prepared for that one is not it)
+    edited = edited.replace("return (a * 9.75 + b) * (a - b * SCALE)", "return a")
+    assert "return a\n" in edited
+    fast = tuple(f for f in FAST if f != "fused")
+    assert _run(harness, program, edited, fast) == {"reused": FUNCTIONS - 1, "typed": 1}
 
 
 #: edits every function's types may depend on, made one after another
