@@ -243,3 +243,43 @@ def test_random_bodies_match_python(bodies, k: int, M, s: float, how: int) -> No
         # `2.0 ** 1024` does): the compiled function ran, or handed the call back
         assert ran, k
         assert ran[0]["fast"] + sum(ran[0]["fallback"].values()) == 1, ran
+
+
+BROADCAST = """
+import numpy as np
+
+
+def scaled_sum(s, A, B):
+    c = np.exp(-s)
+    for i in range(A.shape[0]):
+        A[i, :] = c * A[i, :]
+    z = c * (A + B)
+    z += B * c
+    return z
+"""
+
+
+def test_flat_statements_of_shapes_numpy_broadcasts_run_python(tmp_path: Path) -> None:
+    """`z = c * (A + B)` with B broadcast (or A, so that z is not A's shape): the
+    function hands the call back on entry, Python broadcasts; equal shapes run fast."""
+    import ppy
+
+    mod, plain = load_both(tmp_path, "broadcast_flat", BROADCAST)
+    rng = np.random.default_rng(6)
+    cases = [
+        ((3, 4), (1, 4)),
+        ((1, 4), (3, 4)),
+        ((3, 4), (3, 1)),
+        ((2, 3), (3, 2)),
+        ((3, 4), (3, 4)),
+    ]
+    for a, b in cases:
+        A, B = rng.standard_normal(a), rng.standard_normal(b)
+        ppy.reset_stats()
+        assert outcome(mod.scaled_sum, 0.5, A, B) == outcome(plain.scaled_sum, 0.5, A, B), (a, b)
+        ran = [
+            s for site, s in ppy.stats().items() if site.startswith("broadcast_flat:scaled_sum.1@")
+        ]
+        fast = sum(s["fast"] for s in ran)
+        assert fast == int(a == b), (a, b, ran)
+        assert fast + sum(sum(s["fallback"].values()) for s in ran) == 1, (a, b, ran)

@@ -124,6 +124,7 @@ class LoopsBuilder(
                     out.append(Param(arg.arg, "unused"))  # Python ignores it: so do we
                     continue
                 rank = ranks.get(arg.arg) or self.implied_rank(arg.arg)
+                rank = rank or self.whole_rank(arg.arg, t)  # used whole (loops_flat)
                 rank = rank or self._shape_rank(arg.arg)
                 if rank not in (1, 2):
                     raise Refused(arg, f"`{arg.arg}` is not indexed as a 1-D or 2-D array")

@@ -45,6 +45,24 @@ class FlatViews:
         rank = len(self.arrays[base.id].tensor.shape)  # type: ignore[union-attr,arg-type]
         return (self.arrays[base.id], FLAT * rank, []) if rank >= 2 else None
 
+    def whole_rank(self, name: str, tensor: Any) -> int | None:
+        """The rank the call's signature gives an array the body uses only whole
+        (never indexed: `z = c * (A + B)`), if it is 2 or more: its flat views'."""
+        func: ast.FunctionDef = self.func  # type: ignore[attr-defined]
+        if tensor.shape is None or len(tensor.shape) < 2:
+            return None
+        for node in ast.walk(func):
+            # indexed (not whole), or an attribute (`B.shape[0]` asks for its axes)
+            if not (
+                isinstance(node, ast.Subscript | ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == name
+            ):
+                continue
+            if isinstance(node, ast.Attribute) or not whole_subscript(node):
+                return None
+        return len(tensor.shape)
+
     def filled(self, target: ast.expr) -> bool:
         """`x = E` fills x, an array made up front for it."""
         return isinstance(target, ast.Name) and target.id in self.locals.filled
