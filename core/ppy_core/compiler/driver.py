@@ -296,7 +296,7 @@ class Builder:
         ]
         groups: dict[tuple[str, bool], list[int]] = {}
         for i, (record, func) in enumerate(counted("choosing backends", prepared)):
-            backend = self._first_willing(func) if func is not None else None
+            backend = self._chosen(sites[i], func) if func is not None else None
             if backend is not None and hasattr(backend, "lower_module"):
                 groups.setdefault((backend.name, sites[i].fastmath), []).append(i)
             elif func is not None:
@@ -317,6 +317,17 @@ class Builder:
                     self._record_unit(record, backend, unit)
                 results[i] = (record, unit)
         return results
+
+    def _chosen(self, site: ExprSite, func: FuncOp) -> Backend | None:
+        """`_first_willing`, or the backend the last build chose for the site as it was
+        prepared (`function_records`: the backends' fingerprints are in its key)."""
+        name = self.memo.chosen(site) if self.memo is not None else None
+        backend = next((b for b in self.key.backends if b.name == name), None)
+        if backend is None:
+            backend = self._first_willing(func)
+            if backend is not None and self.memo is not None:
+                self.memo.keep_chosen(site, backend.name)
+        return backend
 
     def _first_willing(self, func: FuncOp) -> Backend | None:
         for backend in self.key.backends:

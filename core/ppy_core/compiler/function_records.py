@@ -205,6 +205,23 @@ class FunctionMemo:
         self.kept[name] = blob  # type: ignore[index]
         return record, func
 
+    def chosen(self, site: ExprSite) -> str | None:
+        """The backend the last build chose for `site` as prepared (`prepared`), or None."""
+        name = self._site_names.get(id(site))
+        blob = self.stored.get(f"{name}#backend") if name else None
+        if blob is None:
+            return None
+        made_for, _, backend = blob.decode("utf-8", "replace").partition("\n")
+        if made_for != site.id or not backend:
+            return None
+        self.kept[f"{name}#backend"] = blob
+        return backend
+
+    def keep_chosen(self, site: ExprSite, backend: str) -> None:
+        name = self._site_names.get(id(site))
+        if name is not None:
+            self.kept[f"{name}#backend"] = f"{site.id}\n{backend}".encode()
+
     def keep_prepared(self, site: ExprSite, record: dict[str, Any], func: Any) -> None:
         """Keep what preparing `site` made (before the backends or the build touch it)."""
         name = self._site_names.get(id(site))
