@@ -186,8 +186,17 @@ def run_inline32_proof(library: str) -> dict[str, str]:
 
 
 def inline32_verdicts(library: str, refresh: bool = False) -> dict[str, str]:
-    """The cached verdict of the float32 inline exp for this fingerprint + `library`'s build."""
-    return _cached("proof-inline32", library, run_inline32_proof, refresh)
+    """The cached verdict of the float32 inline exp for this fingerprint + `library`'s
+    build + the text of `_exp32` (an edit to the lowering is proven again)."""
+    return _cached(f"proof-inline32-{_exp32_key()}", library, run_inline32_proof, refresh)
+
+
+@functools.cache
+def _exp32_key() -> str:
+    from . import _exp32
+
+    with open(_exp32.__file__, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:12]
 
 
 def run_nan_proof(library: str) -> dict[str, str]:
