@@ -185,3 +185,17 @@ def test_a_tampered_pack_is_not_read(harness: Harness, program: Path) -> None:
     pack.write_bytes(bytes(data))
     edited = PROGRAM.replace("+ 0.25", "+ 0.75")
     assert _run(harness, program, edited) == {"reused": 0, "typed": FUNCTIONS}
+
+
+def test_cache_clear_removes_the_packs(harness: Harness, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"  # its own: clearing the module's shared one would cost the rest
+    program = write(tmp_path / "proj", {"prog.py": PROGRAM}) / "prog.py"
+    assert harness.ppy(program, env=_env(cache)).returncode == 0
+    with using_root(cache):
+        pack = pack_path(str(program.resolve()))
+    assert pack.is_file()
+    info = harness.ppy("cache", "info", env=_env(cache))
+    assert "functions" in info.stdout, info.stdout
+    done = harness.ppy("cache", "clear", env=_env(cache))
+    assert done.returncode == 0, done.stderr
+    assert not pack.parent.exists(), done.stdout
