@@ -15,6 +15,10 @@ from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.described import described_types
 from ppy_core.compiler.frontend.loops import offer_loops
+from ppy_core.compiler.frontend.masked import Masked
+from ppy_core.compiler.frontend.masked import admits as masked_admits
+from ppy_core.compiler.frontend.masked import candidates as masked_candidates
+from ppy_core.compiler.frontend.masked import tree as masked_tree
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.rebinding import Binding, consistent_types
 from ppy_core.compiler.frontend.specializable import (
@@ -468,7 +472,17 @@ class SiteFinder:
         speculation = self.speculator.body(body, typer, func, floats) if self.speculator else None
         stores = candidates(body)  # assignments whose result may go into the target
         numbers = _numbers(func) if func is not None else frozenset()
+        masks, done = masked_candidates(body), set()  # `X[c] = f(X[c])`: masked.py
         for root in roots:
+            masked = masks.get(id(root))
+            if masked is not None:  # tried once, at its first root (the target)
+                parts = (id(masked.stmt.targets[0]), id(masked.value))
+                for part in parts:
+                    masks.pop(part, None)
+                if self.masked(function, masked, typer, speculation, opts):
+                    done.update(parts)
+            if id(root) in done:
+                continue
             store = stores.get(id(root))
             augmented = store is not None and store.form != ASSIGN  # `t OP= v`: `t OP v`
             if augmented and getattr(store.obj, "id", None) in numbers:
@@ -489,6 +503,35 @@ class SiteFinder:
             self.expression(function, root, typer, speculation, opts, None if augmented else store)
         for reason in sorted(speculation.declined if speculation else ()):
             self.remark(function, body[0], f"unannotated values not taken as arrays: {reason}")
+
+    def masked(
+        self,
+        function: str,
+        masked: Masked,
+        typer: Typer,
+        speculation: Any,
+        opts: FunctionOptions,
+    ) -> bool:
+        """Cut a masked update as one store site (masked.py) where its tree, with some
+        imported module's `where`, is one site over plain names storing into the whole
+        target; False (nothing cut) otherwise."""
+        for alias in sorted(typer.imports):
+            where = ast.Attribute(ast.Name(alias, ast.Load()), "where", ast.Load())
+            made = masked_tree(masked, where)
+            leaf_typer, conv = self.typed(made.root, typer, speculation, False)
+            trial: list[ExprSite] = []
+            if id(made.root) in conv:
+                self.collect(function, made.root, conv, opts, trial)
+            if len(trial) != 1 or trial[0].node is not made.root:
+                continue
+            leaves = trial[0].leaves
+            if not all(isinstance(leaf, ast.Name) for leaf in leaves):
+                continue
+            if not masked_admits(made, conv, self.operands, leaf_typer):
+                continue
+            if refusal(made.store, made.root, conv, leaves, typer) is None:
+                return self.expression(function, made.root, typer, speculation, opts, made.store)
+        return False
 
     def python_floats(self, func: ast.FunctionDef | None) -> frozenset[str]:
         """A specialization's parameters the call gave Python floats and the body never

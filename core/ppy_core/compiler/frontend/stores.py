@@ -58,6 +58,7 @@ class Store:
     obj: ast.expr  # `B` of `B[k] = ...`, `a` of `a += ...`
     key: ast.expr | None  # the subscript's key (None for NAME)
     op: str = ""  # the operator module's in-place function (ITEM, NAME)
+    masked: bool = False  # `X[c] = f(X[c])` stored whole into `X[...]` (masked.py)
 
 
 def statements_of(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:

@@ -133,7 +133,9 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
         func = ast.Attribute(ast.Name(OPERATOR, ast.Load()), name, ast.Load())
         return ast.Call(func, list(args), [])
 
-    if store.form == NAME:
+    if store.masked:  # `X[c] = f(X[c])` as written, over the same names (masked.py)
+        body = _masked_statement(store.stmt, site, params)
+    elif store.form == NAME:
         body = op(store.op, t, body)
     elif store.form == ASSIGN:
         body = op("setitem", t, k, body)
@@ -144,6 +146,27 @@ def _store_fallback(site: ExprSite, params: dict[int, str]) -> ast.Lambda:
         posonlyargs=[], args=[ast.arg(p) for p in names], kwonlyargs=[], kw_defaults=[], defaults=[]
     )
     return ast.copy_location(ast.Lambda(args=args, body=body), store.stmt)
+
+
+def _masked_statement(stmt: ast.stmt, site: ExprSite, params: dict[int, str]) -> ast.Call:
+    """`setitem(__ppy_t, c, f(...))` of a masked update `X[c] = f(X[c])`: its leaves are
+    names (masked.py), each read of one through the argument of that name's leaf."""
+    names = {
+        n.id: params[id(n)]
+        for n in ast.walk(site.node)
+        if isinstance(n, ast.Name) and id(n) in params
+    }
+
+    class _Names(ast.NodeTransformer):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
+            return ast.copy_location(ast.Name(names.get(n.id, n.id), ast.Load()), n)
+
+    assert isinstance(stmt, ast.Assign)
+    assert isinstance(stmt.targets[0], ast.Subscript)
+    key = _Names().visit(copy.deepcopy(stmt.targets[0].slice))
+    value = _Names().visit(copy.deepcopy(stmt.value))
+    func = ast.Attribute(ast.Name(OPERATOR, ast.Load()), "setitem", ast.Load())
+    return ast.Call(func, [ast.Name("__ppy_t", ast.Load()), key, value], [])
 
 
 def _params(site: ExprSite) -> dict[int, str]:
