@@ -166,6 +166,8 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             "inplace": any(op.name == "loops.inplace" for op in func.walk()),
             # array statements: the adapter proves their NaN rule (`_loops_vector`)
             "vector": any(op.name == "loops.vector" for op in func.walk()),
+            # masked means: the adapter proves their pairwise sum (`_loops_masked`)
+            "masked": any(op.name == "loops.masked_mean" for op in func.walk()),
             "numpy_scalars": any(
                 (
                     op.name == "loops.binop"

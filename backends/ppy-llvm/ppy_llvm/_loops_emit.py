@@ -19,6 +19,7 @@ from ._loops_flat import flat_entry_checks
 from ._loops_flip import FlipOps
 from ._loops_gather import GatherOps
 from ._loops_inplace import InplaceOps, entry_checks
+from ._loops_masked import MaskedOps
 from ._loops_narrow import NarrowOps
 from ._loops_outer import OuterOps, release
 from ._loops_outer import entry_checks as outer_entry_checks
@@ -32,7 +33,9 @@ OK, INDEX_ERROR = 0, 1
 _INT_BITS = {"i32": 32, "u8": 8, "u32": 32}  # narrow elements: widened to i64 when loaded
 
 
-class Emitter(ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps, NarrowOps):
+class Emitter(
+    ScalarOps, BlasOps, InplaceOps, FlipOps, GatherOps, OuterOps, VectorOps, NarrowOps, MaskedOps
+):
     def __init__(
         self, func: Any, module: Any = None, sym: str = "f", contiguous: bool = False
     ) -> None:

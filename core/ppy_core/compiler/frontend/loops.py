@@ -52,6 +52,7 @@ from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_inline import InlineForms, module_helpers
 from ppy_core.compiler.frontend.loops_ints import NarrowInts
 from ppy_core.compiler.frontend.loops_locals import local_arrays
+from ppy_core.compiler.frontend.loops_masked import MaskedMeans
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.compiler.frontend.loops_prologue import only_prologue, scalar_prologue
 from ppy_core.compiler.frontend.loops_vector import VectorStatements
@@ -68,6 +69,7 @@ class LoopsBuilder(
     FlatViews,
     FlipViews,
     GatherViews,
+    MaskedMeans,
     OuterStatements,
     VectorStatements,
     NarrowInts,
@@ -206,6 +208,7 @@ class LoopsBuilder(
             if p.kind in ("int", "float", "real"):
                 bound = ARG_BOUND if p.kind == "int" else 0
                 py = "float" if p.kind == "real" else p.kind  # the same double either way
+                py = "f64" if p.name in self.prologue.numpy_floats else py  # `A.max()`
                 self._assign(p.name, Typed(self.args[p.name], py, bound), self.func, assigned)
         # the site runs the prologue, the allocations and the return
         skipped = self.locals.skipped | self.prologue.skipped
@@ -261,8 +264,8 @@ class LoopsBuilder(
         return all(self.statement(stmt, assigned, loop) for stmt in body)
 
     def statement(self, stmt: ast.stmt, assigned: set[str], loop: bool) -> bool:
-        if isinstance(stmt, ast.Pass):
-            return True
+        if isinstance(stmt, ast.Pass) or self.masked_statement(stmt):
+            return True  # a mask and its selection are built at their mean (loops_masked)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _pairs(stmt):
             # `a, b = x, y`: the right side's values first, then each name in turn
             values = [self.expr(v, assigned) for v in stmt.value.elts]  # type: ignore[attr-defined]

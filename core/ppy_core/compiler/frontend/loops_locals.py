@@ -235,6 +235,8 @@ def _length(node: ast.expr) -> int | None:
     value's rank is guarded anyway: the site checks each array it made."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return 1
+    if isinstance(node, ast.Name):  # a parameter (makers come first): the site guards it
+        return 1
     if isinstance(node, ast.Attribute) and node.attr == "size":
         return 1 if isinstance(node.value, ast.Name) else None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):

@@ -46,6 +46,7 @@ class Prologue:
     rest: tuple[str, ...] = ()  # the rest of the body's lines, from line `rest_at` on
     rest_at: int = 0
     only_prologue: frozenset[str] = frozenset()  # parameters only the prologue reads
+    numpy_floats: frozenset[str] = frozenset()  # made names that are np.float64 (extrema)
 
 
 def scalar_prologue(func: ast.FunctionDef, typer: Any, params: list[Param]) -> Prologue:
@@ -57,7 +58,15 @@ def scalar_prologue(func: ast.FunctionDef, typer: Any, params: list[Param]) -> P
     numbers = {k: t for k, t in numbers.items() if k not in arrays and t in (F64, I64)}
     bound: dict[str, ScalarType] = {}
     taken: list[ast.Assign] = []
+    floats = {p.name for p in params if p.tensor is not None and p.tensor.element.kind == "f64"}
+    extrema: set[str] = set()
     for stmt in body:
+        name = _extremum(stmt, typer, counts, floats)
+        if name is not None:  # `rmax = radius.max()`: an np.float64, whatever reads it
+            bound[name] = F64
+            extrema.add(name)
+            taken.append(stmt)  # type: ignore[arg-type]
+            continue
         t = _scalar_statement(stmt, typer, counts, numbers | bound)
         if t is None:
             break
@@ -75,7 +84,9 @@ def scalar_prologue(func: ast.FunctionDef, typer: Any, params: list[Param]) -> P
     for name, t in bound.items():
         if name not in reads:
             continue
-        if t == I64:
+        if name in extrema:  # passed as its double, read as the np.float64 it is
+            made.append(Param(name, "real"))
+        elif t == I64:
             made.append(Param(name, "int"))
         elif all(id(n) in beside for n in _loads(rest, name)):
             made.append(Param(name, "real"))
@@ -94,6 +105,7 @@ def scalar_prologue(func: ast.FunctionDef, typer: Any, params: list[Param]) -> P
         rest_text[1],
         rest_text[0],
         frozenset(params_read),
+        frozenset(extrema),
     )
 
 
@@ -118,6 +130,29 @@ def _scalar_statement(
     # a number the plugins do not type (`2.0 ** (-alpha)`): taken as a float, which the
     # site's guard checks (anything else there runs the rest as Python)
     return F64 if t is UNKNOWN else None
+
+
+def _extremum(stmt: ast.stmt, typer: Any, counts: Any, floats: set[str]) -> str | None:
+    """x for `x = A.max()` / `A.min()` / `np.max(A)` / `np.min(A)`, A a float64 array
+    parameter and x bound nowhere else: Python computes it (NumPy's value, its error
+    for an empty A), and it is always an np.float64 (the site guards A's dtype)."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and counts[stmt.targets[0].id] == 1
+        and isinstance(stmt.value, ast.Call)
+        and not stmt.value.keywords
+    ):
+        return None
+    call = stmt.value
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("max", "min") and not call.args:
+        array = call.func.value
+    elif typer.qualname(call.func) in ("numpy.max", "numpy.min") and len(call.args) == 1:
+        array = call.args[0]
+    else:
+        return None
+    return stmt.targets[0].id if isinstance(array, ast.Name) and array.id in floats else None
 
 
 def _numeric(node: ast.expr, typer: Any, known: dict[str, ScalarType]) -> bool:

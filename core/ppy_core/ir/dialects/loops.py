@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from ppy_core.ir.core import Dialect, Operation, attribute, operand, region, result
+from ppy_core.ir.dialects.loops_masked import MASKED_OPS
 from ppy_core.ir.dialects.loops_vector import VECTOR_OPS
 from ppy_core.ir.types import ScalarType, TensorType
 
@@ -417,6 +418,7 @@ LOOPS: Final = Dialect(
         ContinueOp,
         ReturnOp,
         *VECTOR_OPS,
+        *MASKED_OPS,
     ),
 )
 

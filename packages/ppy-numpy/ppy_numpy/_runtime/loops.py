@@ -431,6 +431,17 @@ def _statements_ready(library: Any, data: Mapping[str, Any], record: Any) -> boo
                 f"ppy: {what} run as Python: {why}  [E2042]", RuntimeWarning, stacklevel=3
             )
             return False
+    if data.get("masked"):  # `X[m].mean()`: its pairwise sum against NumPy's
+        from ppy_numpy._runtime import masked
+
+        why = masked.proven(library, key)
+        if why is not None:
+            warnings.warn(
+                f"ppy: typed loops with masked means run as Python: {why}  [E2042]",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return False
     return True
 
 
