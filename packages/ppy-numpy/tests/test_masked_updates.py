@@ -254,3 +254,12 @@ def test_the_same_element_of_an_alias_and_errstate_raise(pair: Pair) -> None:
     c = _run(pair, "recip", tiny, over="raise")
     assert c["fast"] == 0, with_reasons(c)
     assert set(c["fallback"]) == {"fp-flags"}, with_reasons(c)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32])
+def test_other_element_types_answer_as_numpy(pair: Pair, dtype: type) -> None:
+    """float32 and integer targets: whatever runs (a float32 kernel, or NumPy's statement
+    where the result's type is not the target's), the array and warnings are NumPy's."""
+    x = np.array([[3.0, -1.0, 0.0], [2.5, 7.0, -4.0]]).astype(dtype)
+    for name, rest in (("pow15", ()), ("recip", ()), ("scaled", (2.0,)), ("scaled", (2,))):
+        _run(pair, name, x, *rest)
