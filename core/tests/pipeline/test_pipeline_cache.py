@@ -117,10 +117,11 @@ def test_cache_info_and_clear(harness: Harness, project: Path, tmp_path: Path) -
     users = tmp_path / "own-cache" / "not-ppys"  # no marker: the user's, never removed
     users.mkdir()
     (users / "notes.txt").write_text("mine\n")
-    assert "build folders: somebackend" in harness.ppy("cache", "info", env=env).stdout
+    # functions/: the front end's per-function records (`cache.functions`)
+    assert "build folders: functions, somebackend" in harness.ppy("cache", "info", env=env).stdout
     cleared = harness.ppy("cache", "clear", env=env)
     assert cleared.returncode == 0, cleared.stderr
-    assert "removed 2 entries and the build folders somebackend" in cleared.stdout
+    assert "removed 2 entries and the build folders functions, somebackend" in cleared.stdout
     assert not backend_build.exists()
     assert (users / "notes.txt").read_text() == "mine\n"
     after = harness.ppy("cache", "info", env=env).stdout
