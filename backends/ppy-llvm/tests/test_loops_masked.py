@@ -282,3 +282,40 @@ def test_loader_refuses_when_the_proof_fails(tmp_path: Path, monkeypatch) -> Non
     assert not hasattr(mod.binned, "ppy_stats")  # the Python function itself
     data, radius = np.arange(9.0), np.arange(9.0) / 3
     assert outcome(mod.binned, data, radius, 3) == outcome(plain.binned, data, radius, 3)
+
+
+TWICE = """
+import numpy as np
+
+
+def reread(a, n):
+    out = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        m = a < 0.5
+        v = a[m]
+        out[i] = v.mean()
+        out[i] += m.sum()
+    return out
+"""
+
+
+def test_a_mask_read_again_stays_python(tmp_path: Path) -> None:
+    """The mask is read after its mean: nobody may skip making it, so the function
+    is no typed loop (it runs as written)."""
+    mod, plain = load_both(tmp_path, "twice", TWICE)
+    a = np.linspace(0.0, 1.0, 11)
+    assert outcome(mod.reread, a, 3) == outcome(plain.reread, a, 3)
+    assert counts("twice", "reread") == (0, 0)
+
+
+def test_azimint_naive_strided_views(azimint) -> None:
+    """Operands stepping by more than one element: the element-at-a-time pass."""
+    mod, plain = azimint
+    rng = np.random.default_rng(8)
+    base_d, base_r = rng.random(3000), rng.random(6000)
+    data, radius = base_d[::3], base_r[::6]
+    want = outcome(plain.azimint_naive, data, radius, 5)
+    before = counts("azimint_naive", "azimint_naive")
+    assert outcome(mod.azimint_naive, data, radius, 5) == want
+    assert quiet_and_finite(want)
+    assert counts("azimint_naive", "azimint_naive")[0] > before[0]
