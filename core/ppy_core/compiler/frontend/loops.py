@@ -12,8 +12,10 @@ by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), array statements
 `loops_vector`), and arrays made up front and returned (`x = np.zeros_like(b)`,
 `np.zeros((n, n), dtype=b.dtype)` ... `return x, y`, `loops_locals`), leading scalar
 statements the site runs as Python (deriche's `a1 = a5 = k`, `b1 = 2.0**(-alpha)`,
-`loops_prologue`) and whole arrays of rank 2 in array statements (`imgOut[:] = c2 *
-(y1 + y2)`, `loops_flat`). Anything else
+`loops_prologue`), whole arrays of rank 2 in array statements (`imgOut[:] = c2 *
+(y1 + y2)`, `loops_flat`), and the mean of the elements a mask of comparisons
+selects (`m = np.logical_and(lo <= r, r < hi); v = d[m]; t = v.mean()`,
+`loops_masked`). Anything else
 keeps the whole function Python and the refusal names the statement (`ppy explain`).
 
 Python's meaning is kept exactly: every value carries its Python type (`py`, see

@@ -14,7 +14,9 @@ to a number (int or float, as the plugins type it) computed from numbers: consta
 parameters, earlier such names, arithmetic and calls of the array library's
 functions. A float name the rest reads must be read only beside an array (`a1 *
 imgIn[:, j]`, `c1 * (y1 + y2)`), where a float and an np.float64 make the same
-double ("real"); an int is passed as an int. Once the prologue ran, a call the
+double ("real"); an int is passed as an int. `x = A.max()` / `A.min()` of a float64
+array parameter (azimint_naive's `rmax = radius.max()`) is an np.float64 wherever it
+is read: passed as its double, typed np.float64 in the function. Once the prologue ran, a call the
 compiled function leaves to Python runs the rest of the body only (`rest`), so
 nothing of the prologue runs twice. Both are the program's own lines, compiled onto
 the lines they have in its file: warnings and tracebacks name the program's lines.
