@@ -1,7 +1,8 @@
 """The on-disk compile cache: one root, one build lock, atomic entries, the keys
 that address them, and why a lookup missed. Modules: `root` (where the caches live,
 atomic publish), `lock` (the build lock), `store` (the Cache), `files`, `explain`,
-`keys` (fingerprints, key hashing), `module_key` (one module's key).
+`keys` (fingerprints, key hashing), `module_key` (one module's key), `functions` (a
+module's per-function front-end records, reused across its builds).
 
 Backends use `cache_root`/`backend_dir`, `build_lock` and `publish_*`/
 `write_if_changed` from here; they write no lock or root logic of their own."""

@@ -10,6 +10,8 @@ Layout under the root (`ppy_core.cache.root`: `[tool.ppy] cache-dir`, else
     records/            what is slow to learn, kept while its files are unchanged
                         (`records`: entry points, fingerprints, module keys)
     runs/<hash>/        `ppy run`'s artifacts (`cli.artifacts`)
+    functions/          per module, the front end's records of its functions, reused by
+                        the next build of an edited module (`functions`)
     <backend>/          a backend's own builds (`root.backend_dir`), e.g. llvm/, torch/
 
 Every folder is created private to the user (0700) and whatever another user owns
