@@ -10,7 +10,8 @@ elements into a buffer (on the stack up to STACK of them, then one malloc'ed blo
 of X's length), eight elements at a time where every operand steps by one element,
 and the same sum runs over the buffer. Which NaN NumPy's compiled sum returns
 depends on the order its compiler gave the additions (`_kernels.PAIRS_TOP`); a sum
-that is inf or NaN (NumPy's overflow or invalid warning, or its NaN's bits), an
+that is inf or NaN (NumPy's overflow or invalid warning, or its NaN's bits), a mean
+below the normal range (the division's underflow, which np.errstate may report), an
 empty selection (NumPy's "Mean of empty slice" warning and NaN) and operands of
 lengths that differ (NumPy broadcasts or raises) are left to Python: the call
 returns RERUN (the front end emits the op only in functions that write no array but
@@ -32,6 +33,7 @@ STACK = 1024  # selected elements kept on the stack before one malloc of X's len
 LANES = 8  # elements per step of the selecting pass where every operand is contiguous
 LEAF = 128  # NumPy's PW_BLOCKSIZE
 PROBE = "ppy_loops_probe_pairwise"
+TINY = 2.2250738585072014e-308  # the least normal double
 _ORDERED = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 
 
@@ -147,6 +149,11 @@ def masked_function(host: Any, tree: tuple[str, ...], na: int, ns: int) -> Any:
     special = b_.fcmp_unordered("uno", b_.fsub(total, total), f64(0.0))  # inf or NaN
     rerun = b_.or_(b_.icmp_signed("==", k, i64(0)), special)
     mean = b_.fdiv(total, b_.sitofp(k, f64))
+    # a mean below the normal range from a sum that is not zero may have underflowed,
+    # which NumPy reports under np.errstate(under=...): Python's, where it is rare
+    fabs = module.declare_intrinsic("llvm.fabs", [f64])
+    tiny = b_.fcmp_ordered("<", b_.call(fabs, [mean]), f64(TINY))
+    rerun = b_.or_(rerun, b_.and_(tiny, b_.fcmp_unordered("!=", total, f64(0.0))))
     block = b_.load(heap)
     with b_.if_then(b_.icmp_unsigned("!=", block, ir.Constant(i8p, None)), likely=False):
         b_.call(_libc(module, "free"), [block])
