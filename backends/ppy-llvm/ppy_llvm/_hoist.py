@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ppy_core.runtime.abi import SWAPS_SUFFIX
@@ -90,7 +90,7 @@ def hoist(spec: KernelSpec) -> Hoisted | None:
         Node("const", (), (("slot", slots[nl + k]),)) if nl + k in slots else node
         for k, node in enumerate(spec.nodes)
     )
-    body = KernelSpec(spec.leaves, nodes, spec.result, spec.reduce, spec.fastmath, spec.dtype)
+    body = replace(spec, nodes=nodes, _key=[])
     return Hoisted(body, tuple(values))
 
 

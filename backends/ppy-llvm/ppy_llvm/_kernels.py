@@ -42,7 +42,8 @@ def entry_points(spec: KernelSpec) -> list[tuple[str, str, str]]:
 def has_splat(spec: KernelSpec) -> bool:
     """Whether a map kernel has the _splat and _rows_nan entries (`_codegen`'s ABI)."""
     return (
-        spec.dtype == "f64"
+        spec.rows
+        and spec.dtype == "f64"
         and not has_complex(spec)  # its row entries read 8-byte elements
         and "int" not in spec.leaves  # and float64 ones (`_mixed`)
         and not any(loop_name(n, spec) for n in spec.nodes)

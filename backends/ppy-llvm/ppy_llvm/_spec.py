@@ -109,6 +109,9 @@ class KernelSpec:
     #: the float type of every array leaf, scalar and float value: ``f32`` kernels
     #: (NumPy's float32 arithmetic) take only inline ops and no reduction
     dtype: FloatKind = "f64"
+    #: False: the kernel is only ever called on whole arrays (the loop proofs'), so it
+    #: gets no _splat/_rows_nan entries (`_kernels.has_splat`), over half its code
+    rows: bool = True
     _key: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def value_is_bool(self, vid: int) -> bool:
@@ -135,7 +138,9 @@ class KernelSpec:
 
     def to_json(self) -> str:
         """Canonical text of the spec (stable across processes)."""
-        extra = {"dtype": self.dtype} if self.dtype != "f64" else {}
+        extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "f64" else {}
+        if not self.rows:
+            extra["rows"] = False
         return json.dumps(
             {
                 **extra,

@@ -289,3 +289,20 @@ def test_kernels_of_the_same_code_are_compiled_once(tmp_path: Path) -> None:
     for site, ref in zip(sites(specs, refs, True), refs, strict=True):
         assert same_bits(site(x, y), ref(x, y))
         assert site.stats()["fast"] == 1
+
+
+def test_proof_kernels_have_the_plain_entry_only(tmp_path: Path) -> None:
+    """The loop proofs call their kernels on whole arrays: no _splat/_rows_nan entries
+    (the inline exp's fused kernel was 356 KB of IR with them)."""
+    import ctypes
+
+    from ppy_llvm._proof import INLINE, _cases, proof_specs
+
+    named = [(n, s, e) for n, pair in proof_specs(tuple(INLINE)).items() for s, e in pair]
+    with using_root(tmp_path / "cache"):
+        (case, *_) = _cases(named, "wide", "proof-entries")
+        plain = compile_specs([named[0][1]], "entries")[0]
+        proof_lib, lib = ctypes.CDLL(case.kernel.path), ctypes.CDLL(plain.path)
+    assert hasattr(lib, plain.symbol + "_splat")  # as a site's kernel: every entry
+    assert hasattr(proof_lib, case.kernel.symbol)
+    assert not hasattr(proof_lib, case.kernel.symbol + "_splat")
