@@ -339,3 +339,23 @@ def test_azimint_naive_strided_views(azimint) -> None:
     assert outcome(mod.azimint_naive, data, radius, 5) == want
     assert quiet_and_finite(want)
     assert counts("azimint_naive", "azimint_naive")[0] > before[0]
+
+
+@pytest.mark.parametrize("under", ["raise", "warn"])
+def test_underflow_reported_where_numpy_reports_it(azimint, under: str) -> None:
+    """`rmax * i / npt` of a subnormal rmax underflows: NumPy reports it under
+    np.errstate(under=...), which no compiled op does, so the call runs as Python."""
+    mod, plain = azimint
+    rng = np.random.default_rng(9)
+    data, radius = rng.random(50), rng.random(50) * 4e-322
+    radius[7] = 101 * 5e-324  # the max, and rmax / 3 is inexact: an underflow
+    with np.errstate(under=under):
+        want = outcome(plain.azimint_naive, data, radius, 3)
+        assert want[0] == "raise" or want[-1]  # NumPy's error or warning
+        before = counts("azimint_naive", "azimint_naive")
+        assert outcome(mod.azimint_naive, data, radius, 3) == want
+    assert counts("azimint_naive", "azimint_naive")[0] == before[0]
+    assert outcome(mod.azimint_naive, data, radius, 3) == outcome(
+        plain.azimint_naive, data, radius, 3
+    )
+    assert counts("azimint_naive", "azimint_naive")[0] > before[0]  # ignored: compiled

@@ -83,12 +83,15 @@ _last_state: list[Any] = [None, None, False]  # (errstate object, np.geterr(), q
 
 def _errstate() -> tuple[dict[str, str], bool]:
     """(np.geterr(), whether the compiled code reproduces it: scalar errors only warn
-    or are ignored), recomputed only when the errstate object changes (a new object
-    under every np.errstate / np.seterr): a call costs an identity check."""
+    or are ignored, and underflow is ignored), recomputed only when the errstate
+    object changes (a new object under every np.errstate / np.seterr): a call costs
+    an identity check."""
     current = _extobj_contextvar.get() if _extobj_contextvar is not None else None
     if current is None or current is not _last_state[0]:
         state = np.geterr()
-        _last_state[:] = [current, state, all(state[k] in _QUIET for k in _ERRSTATE_KEYS)]
+        quiet = all(state[k] in _QUIET for k in _ERRSTATE_KEYS)
+        # no compiled op reports underflow: where NumPy would, Python runs
+        _last_state[:] = [current, state, quiet and state["under"] == "ignore"]
     return _last_state[1], _last_state[2]
 
 
