@@ -23,9 +23,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-#: uncompiled kernels per process before another process pays off (a worker's start,
-#: Python and llvmlite, costs about as much as compiling a dozen small kernels)
-PARALLEL_MIN = 16
+#: IR bytes per process before another process pays off: a worker's start, Python and
+#: llvmlite, costs about what LLVM spends on 300 KB of kernels (a dozen small ones; a
+#: module's shared bodies are few and large since `_hoist`, its wrappers many and small)
+PARALLEL_MIN = 300_000
 
 
 def cpus() -> int:
@@ -40,12 +41,17 @@ def emit_in_workers(
     jobs: Sequence[tuple[str, str]], folder: Path, emit_here: Callable[[str, str], object]
 ) -> int:
     """Compile the objects of `jobs` ((IR text, key) not compiled yet) into `folder`,
-    with `emit_here(text, key)` for this process's share; the number of workers used
-    (0: too few jobs or one CPU, everything was left to the caller)."""
-    workers = min(cpus(), len(jobs) // PARALLEL_MIN)
+    with `emit_here(text, key)` for this process's share, shared out by IR size; the
+    number of workers used (0: too little work or one CPU, all left to the caller)."""
+    workers = min(cpus(), sum(len(text) for text, _ in jobs) // PARALLEL_MIN)
     if workers < 2:
         return 0
-    shares = [list(jobs[i::workers]) for i in range(workers)]
+    shares: list[list[tuple[str, str]]] = [[] for _ in range(workers)]
+    sizes = [0] * workers
+    for job in sorted(jobs, key=lambda j: -len(j[0])):  # the largest first, to the least loaded
+        least = sizes.index(min(sizes))
+        shares[least].append(job)
+        sizes[least] += len(job[0])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     procs = []
     for share in shares[1:]:

@@ -31,7 +31,7 @@ def test_many_kernels_compile_in_workers_to_the_same_objects(
 ) -> None:
     from ppy_llvm import _parallel, _toolchain
 
-    monkeypatch.setattr(_parallel, "PARALLEL_MIN", 4)
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN", 4 * len(KERNEL))  # bytes of IR
     monkeypatch.setattr(_parallel, "cpus", lambda: 2)
     used: list[int] = []
     real = _parallel.emit_in_workers
@@ -62,7 +62,7 @@ def test_a_failing_worker_leaves_its_share_to_the_builder(
 ) -> None:
     from ppy_llvm import _parallel, _toolchain
 
-    monkeypatch.setattr(_parallel, "PARALLEL_MIN", 4)
+    monkeypatch.setattr(_parallel, "PARALLEL_MIN", 4 * len(KERNEL))  # bytes of IR
     monkeypatch.setattr(_parallel, "cpus", lambda: 2)
     monkeypatch.setattr(_parallel.sys, "executable", "/bin/true")  # a worker compiling nothing
     modules = _modules(9)
