@@ -95,7 +95,7 @@ def test_azimint_naive_fast_and_bit_identical(azimint, n: int, npt: int, edges: 
     assert outcome(mod.azimint_naive, data, radius, npt) == want
     after = counts("azimint_naive", "azimint_naive")
     assert quiet_and_finite(want), "a case meant for the fast path"
-    assert after[0] > before[0], (n, npt)
+    assert after[0] == before[0] + 1, (n, npt)
     assert after[1] == before[1], (n, npt)
 
 
@@ -226,11 +226,11 @@ def test_random_masks_as_python(programs, call: tuple) -> None:
     before = counts("masks", name)
     assert outcome(getattr(mod, name), a, b, s, t, steps) == want, _programs(PROGRAMS, 27)
     after = counts("masks", name)
-    assert after[0] + after[1] > before[0] + before[1]  # the function site took the call
+    assert sum(after) == sum(before) + 1  # the function site took the call
     if underflow_possible(want):
         return
     if quiet_and_finite(want):
-        assert after[0] > before[0]  # answered by the compiled function
+        assert after[0] == before[0] + 1  # answered by the compiled function
     else:
         assert after[0] == before[0]
 
@@ -338,7 +338,7 @@ def test_azimint_naive_strided_views(azimint) -> None:
     before = counts("azimint_naive", "azimint_naive")
     assert outcome(mod.azimint_naive, data, radius, 5) == want
     assert quiet_and_finite(want)
-    assert counts("azimint_naive", "azimint_naive")[0] > before[0]
+    assert counts("azimint_naive", "azimint_naive")[0] == before[0] + 1
 
 
 @pytest.mark.parametrize("under", ["raise", "warn"])
@@ -358,4 +358,4 @@ def test_underflow_reported_where_numpy_reports_it(azimint, under: str) -> None:
     assert outcome(mod.azimint_naive, data, radius, 3) == outcome(
         plain.azimint_naive, data, radius, 3
     )
-    assert counts("azimint_naive", "azimint_naive")[0] > before[0]  # ignored: compiled
+    assert counts("azimint_naive", "azimint_naive")[0] == before[0] + 1  # ignored: compiled
