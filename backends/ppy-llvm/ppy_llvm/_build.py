@@ -15,7 +15,6 @@ from ._lower import Lowering, default_lowerings
 from ._spec import KernelSpec, loop_name
 from ._toolchain import build_linked
 
-
 #: the name a kernel's module is written with before its text is compared with the
 #: others' (`compile_specs`): in no other symbol, so renaming it renames only its own
 BODY = "ppy_kernel_body"
