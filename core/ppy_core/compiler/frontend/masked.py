@@ -20,8 +20,10 @@ one tree (the finder keeps the form only where the whole tree is one store site)
 leaf is a plain name (the fallback is the statement as written, over the same names),
 and `X` appears in the mask only whole and in the value only as `X[c]` (a read at
 another position, `X.T` or `X[c][::-1]`, keeps the statement the library's).
-The core names no library: `where` is asked of the module's name for the library
-its mask's array belongs to, and only a plugin that converges it makes the site.
+The core names no library: the tree is tried with `M.where` of each module name `M`
+the module imports, and only one whose plugin converges it (`numpy.where` onto
+`tensor.select`) makes the site; `f` reading an array besides `X[c]` (`admits`) or
+anything not elementwise keeps the statement the library's.
 """
 
 from __future__ import annotations
