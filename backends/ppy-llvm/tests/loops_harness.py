@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from layouts import layout_copies
 
 #: any float64: NaNs, infinities, subnormals
 FLOATS = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
@@ -33,8 +34,10 @@ def load_both(tmp: Path, name: str, source: str) -> tuple[types.ModuleType, type
 
 def outcome(fn: Any, *args: Any) -> tuple[Any, ...]:
     """What a call does: ("ok", value bits, type) or ("raise", type, message),
-    plus the arrays' bytes afterwards and the warnings' messages."""
-    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    plus the arrays' bytes afterwards (their whole buffers' too: a write outside a view
+    shows) and the warnings' messages. Each call gets its own copies of the arrays,
+    laid out as given (`layouts`: F order, strides, offsets, aliasing, read-only)."""
+    copies, layouts = layout_copies(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -43,7 +46,7 @@ def outcome(fn: Any, *args: Any) -> tuple[Any, ...]:
         except Exception as exc:  # compared, never swallowed
             what = ("raise", type(exc), str(exc))
     arrays = [a.tobytes() for a in copies if isinstance(a, np.ndarray)]
-    return (*what, arrays, sorted({str(w.message) for w in caught}))
+    return (*what, arrays, layouts.buffer_bytes(), sorted({str(w.message) for w in caught}))
 
 
 def fast_calls(fn: Any) -> int:
