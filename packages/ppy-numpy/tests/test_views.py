@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _layouts import layout_copies
 from _npharness import (
     Pair,
     call,
@@ -112,11 +113,15 @@ def _fast(pair: Pair, function: str, args: tuple[Any, ...], calls: int = 1) -> N
     """`function(*args)` is NumPy's answer, every call of the site fast; a broadcast
     result holding a NaN goes back to NumPy (`_strided.h`: its bits follow NumPy's loop
     lengths), so those calls may count as such fallbacks instead. A function writing
-    its arguments gets a copy of them each time."""
-    fresh = [tuple(a.copy() if function in WRITES else a for a in args) for _ in range(2)]
+    its arguments gets a copy of them each time, laid out as given (`_layouts`), and
+    the copies' whole buffers end as NumPy's."""
+    writes = function in WRITES
+    fresh = [layout_copies(args if writes else ()) for _ in range(2)]
+    mine, theirs = (tuple(copies) if writes else args for copies, _ in fresh)
     with counting(pair, function) as c:
-        got = call(getattr(pair.fast, function), fresh[0], all="ignore")
-    want = call(getattr(pair.plain, function), fresh[1], all="ignore")
+        got = call(getattr(pair.fast, function), mine, all="ignore")
+    want = call(getattr(pair.plain, function), theirs, all="ignore")
+    assert fresh[0][1].buffer_bytes() == fresh[1][1].buffer_bytes()
     assert got.value is not want.value
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
     if not np.isnan(want.value).any():
@@ -198,6 +203,9 @@ def test_views_of_views_and_strided_bases_take_the_fast_path(pair: Pair) -> None
     _fast(pair, "pairwise", (base[:39:3, 1], base[1::3, 4]))
     _fast(pair, "late", (base[:, 2], base[::-1, 3]))
     _fast(pair, "blend", (base[::2], base[1::2], base[::2, 0]))
+    # writes through strided views of one buffer (each call its own copy of `base`)
+    _fast(pair, "aug", (base[::2, 1], base[1::2, 4]))
+    _fast(pair, "name_aug", (base[1::3, 0][:13], base[::3, 5], base[::-3, 2]))
 
 
 class Loud:
