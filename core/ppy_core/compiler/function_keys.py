@@ -9,8 +9,10 @@ annotations). So a function's key joins:
 
 - `base`: the module key's components but its source (core, options and code ids,
   plugins' and backends' fingerprints, the project files it imports, its path);
-- the module's skeleton: every top-level statement, each function's body elided
-  (positions left out, so lines moving elsewhere change nothing);
+- the module's skeleton: every top-level statement, each function's body elided and
+  each statement that only runs (a call, `if __name__ == "__main__":`) reduced to
+  the imports, definitions and names it holds (positions left out, so lines moving
+  elsewhere change nothing);
 - the module-wide binding count of each name the skeleton binds;
 - f itself and every top-level function it names, transitively: each as its first
   line and the text of its lines, decorators included (remarks and diagnostics carry
@@ -33,7 +35,7 @@ from collections.abc import Mapping
 from ppy_core.compiler.frontend.bound import binding_counts
 
 #: bump when what a function's record holds, or what its key covers, changes
-FORMAT = 3
+FORMAT = 4
 
 
 class FunctionKeys:
@@ -45,9 +47,11 @@ class FunctionKeys:
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef):
                 self.functions.setdefault(stmt.name, []).append(stmt)
-        skeleton = ast.Module(body=[_elided(s) for s in tree.body], type_ignores=[])
+        elided = (_elided(s) for s in tree.body)
+        skeleton = ast.Module(body=[s for s in elided if s is not None], type_ignores=[])
         counts = binding_counts(tree)
-        bound = sorted(binding_counts(skeleton))
+        run_only = ast.Module([st for st in tree.body if isinstance(st, _RUN_ONLY)], [])
+        bound = sorted({*binding_counts(skeleton), *binding_counts(run_only)})
         context = {
             "format": FORMAT,
             "base": sorted((k, v) for k, v in base.items() if k != "source"),
@@ -89,13 +93,34 @@ class FunctionKeys:
         return known
 
 
-def _elided(stmt: ast.stmt) -> ast.stmt:
-    """A top-level function as its signature and decorators alone (`...` for a body)."""
-    if not isinstance(stmt, ast.FunctionDef):
-        return stmt
-    head = copy.copy(stmt)  # every field as it is (those of later Pythons too)
-    head.body = [ast.Expr(ast.Constant(...))]
-    return head
+#: top-level statements whose code no function's typing reads: only what they import,
+#: define and bind does (`project.scope` takes imports out of `if` and `try`; every
+#: name's binding count is keyed apart)
+_RUN_ONLY = (ast.Expr, ast.If, ast.For, ast.While, ast.With, ast.Try, ast.Match)
+_DECLARING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _elided(stmt: ast.stmt) -> ast.stmt | None:
+    """A top-level statement as the functions' typing may depend on it: a function
+    as its signature and decorators (`...` for a body); a statement that only runs
+    (`if __name__ == "__main__":`, a call) as the imports, definitions and names it
+    holds, in its place (None when it holds none), so editing what it does changes no
+    function's key; any other as it is."""
+    if isinstance(stmt, ast.FunctionDef):
+        head = copy.copy(stmt)  # every field as it is (those of later Pythons too)
+        head.body = [ast.Expr(ast.Constant(...))]
+        return head
+    if isinstance(stmt, _RUN_ONLY):
+        inner = [n for n in ast.walk(stmt) if isinstance(n, _DECLARING)]
+        bound = sorted(binding_counts(ast.Module(body=[stmt], type_ignores=[])))
+        if not inner and not bound:
+            return None
+        return ast.Expr(ast.Tuple([*map(_declared, inner), *map(ast.Constant, bound)], ast.Load()))
+    return stmt
+
+
+def _declared(node: ast.AST) -> ast.expr:
+    return ast.Constant(ast.dump(node))
 
 
 #: an identifier (Python's are letters, digits and underscores, not starting with a digit;

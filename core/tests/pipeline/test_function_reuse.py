@@ -157,6 +157,9 @@ def test_an_edit_retypes_what_changed(harness: Harness, program: Path) -> None:
     assert "return a\n" in edited
     fast = tuple(f for f in FAST if f != "fused")
     assert _run(harness, program, edited, fast) == {"reused": FUNCTIONS - 1, "typed": 1}
+    # what the module's top level runs (not what it binds) is no function's business
+    edited += "print(repr(other(b, a).tolist()))\n"
+    assert _run(harness, program, edited, fast) == {"reused": FUNCTIONS, "typed": 0}
 
 
 #: edits every function's types may depend on, made one after another
