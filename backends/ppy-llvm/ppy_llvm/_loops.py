@@ -167,7 +167,7 @@ def lower_loops(funcs: list[Any], ctx: Any) -> list[Any]:
             # array statements: the adapter proves their NaN rule (`_loops_vector`)
             "vector": any(op.name == "loops.vector" for op in func.walk()),
             # masked means: the adapter proves their pairwise sum (`_loops_masked`)
-            "masked": any(op.name == "loops.masked_mean" for op in func.walk()),
+            "masked": any(op.name == "loops.masked_reduce" for op in func.walk()),
             "numpy_scalars": any(
                 (
                     op.name == "loops.binop"

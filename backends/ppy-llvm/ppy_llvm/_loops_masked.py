@@ -1,24 +1,24 @@
-"""Typed loops: `X[mask].mean()` of a mask of comparisons (`loops.masked_mean`).
+"""Typed loops: `X[mask].mean()` / `.sum()` of a mask of comparisons
+(`loops.masked_reduce`).
 
 NumPy makes the mask (a bool array), then `X[mask]`, a fresh contiguous copy of the
-selected elements in order, then its mean: `np.add.reduce` of the copy, which is
-+0.0 plus NumPy's `pairwise_sum` of it (fewer than 8 elements in order; up to 128,
-eight accumulators over blocks of 8, joined ((r0 + r1) + (r2 + r3)) + ((r4 + r5) +
-(r6 + r7)), then the rest in order; more, the two halves at a multiple of 8, each
-so), divided by the count as a double. Here one pass over the operands selects the
-elements into a buffer (on the stack up to STACK of them, then one malloc'ed block
-of X's length), eight elements at a time where every operand steps by one element,
-and the same sum runs over the buffer. Which NaN NumPy's compiled sum returns
-depends on the order its compiler gave the additions (`_kernels.PAIRS_TOP`); a sum
-that is inf or NaN (NumPy's overflow or invalid warning, or its NaN's bits), a mean
-below the normal range (the division's underflow, which np.errstate may report), an
-empty selection (NumPy's "Mean of empty slice" warning and NaN) and operands of
-lengths that differ (NumPy broadcasts or raises) are left to Python: the call
-returns RERUN (the front end emits the op only in functions that write no array but
-those they make up front). Every other sum of finite values is one association of
-IEEE additions, the same bits in any operand order. `ppy_loops_probe_pairwise` is
-the sum alone: the adapter proves it against NumPy's on this build before the
-library runs (ppy_numpy._runtime.masked).
+selected elements in order, then its mean: `np.add.reduce` of the copy, which is +0.0
+plus NumPy's `pairwise_sum` of it (fewer than 8 elements in order; up to 128, eight
+accumulators over blocks of 8, joined ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)),
+then the rest in order; more, the two halves at a multiple of 8, each so), divided by
+the count as a double (`X[mask].sum()`: that sum). Here one pass over the operands
+selects the elements into a buffer (on the stack up to STACK of them, then one malloc'ed
+block of X's length), eight elements at a time where every operand steps by one element,
+and the same sum runs over the buffer. Which NaN NumPy's compiled sum returns depends on
+the order its compiler gave the additions (`_kernels.PAIRS_TOP`); a sum that is inf or
+NaN (NumPy's overflow or invalid warning, or its NaN's bits), a mean below the normal
+range (the division's underflow, which np.errstate may report), an empty selection's
+mean (NumPy's "Mean of empty slice" warning and NaN) and operands of lengths that differ
+(NumPy broadcasts or raises) are left to Python: the call returns RERUN (the front end
+emits the op only in functions that write no array but those they make up front). Every
+other sum of finite values is one association of IEEE additions, the same bits in any
+operand order. `ppy_loops_probe_pairwise` is the sum alone: the adapter proves it
+against NumPy's on this build before the library runs (ppy_numpy._runtime.masked).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _ORDERED = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 
 
 class MaskedOps:
-    """`loops.masked_mean`; mixed into Emitter."""
+    """`loops.masked_reduce`; mixed into Emitter."""
 
     b: Any
     ir: Any
@@ -49,7 +49,7 @@ class MaskedOps:
     put: Any
     v: Any
 
-    def op_masked_mean(self, op: Any) -> None:
+    def op_masked_reduce(self, op: Any) -> None:
         b_ = self.b
         na = op.attributes["arrays"]
         vectors = op.operands[: 1 + na]
@@ -65,17 +65,18 @@ class MaskedOps:
             else:  # NumPy broadcasts a length-1 mask array, or raises: Python's
                 self.fail(b_.icmp_signed("!=", shape[0], n), RERUN, [])
                 args += [data, step]
-        fn = masked_function(self, tuple(op.attributes["tree"]), na, len(scalars))
+        tree, reduce = tuple(op.attributes["tree"]), op.attributes["reduce"]
+        fn = masked_function(self, tree, na, len(scalars), reduce)
         both = b_.call(fn, [*args, *scalars])
         self.fail(b_.extract_value(both, 1), RERUN, [])
         self.put(op, b_.extract_value(both, 0))
 
 
-def masked_function(host: Any, tree: tuple[str, ...], na: int, ns: int) -> Any:
+def masked_function(host: Any, tree: tuple[str, ...], na: int, ns: int, reduce: str) -> Any:
     """`{double, i1} ppy_loops_masked_<key>(i8 *x, n, sx, (i8 *a, sa)*na, double*ns)`
-    (internal; byte strides): the mean, and true for RERUN."""
+    (internal; byte strides): the mean (or the sum), and true for RERUN."""
     module, ir = host.module, host.ir
-    text = f"{tree}|{na}|{ns}".encode()
+    text = f"{tree}|{na}|{ns}|{reduce}".encode()
     key = "ppy_loops_masked_" + hashlib.sha256(text).hexdigest()[:16]
     fn = module.globals.get(key)
     if fn is not None:
@@ -146,14 +147,16 @@ def masked_function(host: Any, tree: tuple[str, ...], na: int, ns: int) -> Any:
     _counted(host, b_, wide, n, 1, single)
     k = b_.load(count)
     total = b_.fadd(f64(0.0), b_.call(pairwise_function(host), [b_.load(buffer), k]))
-    special = b_.fcmp_unordered("uno", b_.fsub(total, total), f64(0.0))  # inf or NaN
-    rerun = b_.or_(b_.icmp_signed("==", k, i64(0)), special)
-    mean = b_.fdiv(total, b_.sitofp(k, f64))
-    # a mean below the normal range from a sum that is not zero may have underflowed,
-    # which NumPy reports under np.errstate(under=...): Python's, where it is rare
-    fabs = module.declare_intrinsic("llvm.fabs", [f64])
-    tiny = b_.fcmp_ordered("<", b_.call(fabs, [mean]), f64(TINY))
-    rerun = b_.or_(rerun, b_.and_(tiny, b_.fcmp_unordered("!=", total, f64(0.0))))
+    rerun = b_.fcmp_unordered("uno", b_.fsub(total, total), f64(0.0))  # inf or NaN
+    mean = total  # an empty selection's sum: +0.0, NumPy's too
+    if reduce == "mean":
+        rerun = b_.or_(b_.icmp_signed("==", k, i64(0)), rerun)
+        mean = b_.fdiv(total, b_.sitofp(k, f64))
+        # a mean below the normal range from a sum that is not zero may have underflowed,
+        # which NumPy reports under np.errstate(under=...): Python's, where it is rare
+        fabs = module.declare_intrinsic("llvm.fabs", [f64])
+        tiny = b_.fcmp_ordered("<", b_.call(fabs, [mean]), f64(TINY))
+        rerun = b_.or_(rerun, b_.and_(tiny, b_.fcmp_unordered("!=", total, f64(0.0))))
     block = b_.load(heap)
     with b_.if_then(b_.icmp_unsigned("!=", block, ir.Constant(i8p, None)), likely=False):
         b_.call(_libc(module, "free"), [block])

@@ -1,5 +1,5 @@
-"""`m = <mask>; v = X[m]; t = v.mean()` as one `loops.masked_mean` in a typed-loop
-function: NPBench's azimint_naive as vendored and unannotated, and random masks of
+"""`m = <mask>; v = X[m]; t = v.mean()` (or `v.sum()`) as one `loops.masked_reduce` in a
+typed-loop function: NPBench's azimint_naive as vendored and unannotated, and random masks of
 comparisons and logical and/or under hypothesis (none or all selected, NaN / inf /
 -0.0 / subnormal data, empty arrays, lengths around the pairwise sum's blocks of 8 and
 128 and the selecting pass's steps of 8), each call's value, arrays and warnings
@@ -166,7 +166,7 @@ def _programs(count: int, seed: int) -> str:
     r = random.Random(seed)
     out = ["import numpy as np", ""]
     for k in range(count):
-        mean = "v.mean()" if k % 2 else "np.mean(v)"
+        mean = ("v.mean()", "np.mean(v)", "v.sum()", "np.sum(v)")[k % 4]
         out += [
             "",
             f"def f{k}(a, b, s, t, n):",

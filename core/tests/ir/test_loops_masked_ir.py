@@ -1,4 +1,4 @@
-"""Unit tests of `loops.masked_mean` (`m = <mask>; v = X[m]; t = v.mean()`): built in
+"""Unit tests of `loops.masked_reduce` (`m = <mask>; v = X[m]; t = v.mean()`): built in
 Python, verified, printed and parsed back; malformed trees and operands refused; and
 the front end's rule for when the three statements become one op."""
 
@@ -12,18 +12,20 @@ from ppy_core.compiler.frontend.loops_masked import _triple
 from ppy_core.diagnostics import InvalidIRError
 from ppy_core.ir import F64, I64, ScalarType, TensorType, core_registry, parse_ir, print_ir, verify
 from ppy_core.ir.dialects.builtin import FuncOp, ReturnOp
-from ppy_core.ir.dialects.loops_masked import MaskedMeanOp
+from ppy_core.ir.dialects.loops_masked import MaskedReduceOp
 
 VECTOR = TensorType(F64, (None,), "numpy")
 MATRIX = TensorType(F64, (None, None), "numpy")
 
 
-def _mean(tree: tuple[str, ...], arrays: int = 1, first: TensorType = VECTOR) -> FuncOp:
-    """`X[mask].mean()` over X, `arrays` mask arrays and two scalars."""
+def _mean(
+    tree: tuple[str, ...], arrays: int = 1, first: TensorType = VECTOR, reduce: str = "mean"
+) -> FuncOp:
+    """`X[mask].mean()` (`.sum()`) over X, `arrays` mask arrays and two scalars."""
     types = [first, *[VECTOR] * arrays, F64, F64]
     func = FuncOp.build("m", types, [], ["X", *"ABC"[:arrays], "lo", "hi"])
-    attrs = {"arrays": arrays, "tree": tree, "py": "f64"}
-    func.entry.append(MaskedMeanOp(list(func.args), [ScalarType("f64")], attrs))
+    attrs = {"arrays": arrays, "reduce": reduce, "tree": tree, "py": "f64"}
+    func.entry.append(MaskedReduceOp(list(func.args), [ScalarType("f64")], attrs))
     func.entry.append(ReturnOp([]))
     return func
 
@@ -36,12 +38,19 @@ def _mean(tree: tuple[str, ...], arrays: int = 1, first: TensorType = VECTOR) ->
         (("a0", "s0", "ge"), 1),
     ],
 )
-def test_masked_means_verify_and_round_trip(tree, arrays) -> None:
-    func = _mean(tree, arrays)
+@pytest.mark.parametrize("reduce", ["mean", "sum"])
+def test_masked_reductions_verify_and_round_trip(tree, arrays, reduce) -> None:
+    func = _mean(tree, arrays, reduce=reduce)
     verify(func)
     text = print_ir(func)
-    assert "loops.masked_mean" in text
+    assert "loops.masked_reduce" in text
+    assert f'"{reduce}"' in text
     assert print_ir(parse_ir(text, core_registry())) == text
+
+
+def test_only_means_and_sums() -> None:
+    with pytest.raises(InvalidIRError):
+        verify(_mean(("a0", "s0", "lt"), reduce="prod"))
 
 
 @pytest.mark.parametrize(
@@ -63,8 +72,8 @@ def test_operands_are_vectors() -> None:
     with pytest.raises(InvalidIRError):
         verify(_mean(("a0", "s0", "lt"), first=MATRIX))
     func = FuncOp.build("m", [VECTOR, VECTOR, I64], [], ["X", "A", "n"])
-    attrs = {"arrays": 2, "tree": ("a0", "a1", "lt"), "py": "f64"}
-    func.entry.append(MaskedMeanOp(list(func.args), [ScalarType("f64")], attrs))
+    attrs = {"arrays": 2, "reduce": "mean", "tree": ("a0", "a1", "lt"), "py": "f64"}
+    func.entry.append(MaskedReduceOp(list(func.args), [ScalarType("f64")], attrs))
     func.entry.append(ReturnOp([]))
     with pytest.raises(InvalidIRError):
         verify(func)  # the second "array" is an int
@@ -88,6 +97,8 @@ def _statements(text: str) -> list[ast.stmt]:
         "m = np.logical_and(lo <= r, r < hi)\nv = d[m]\nout[i] = v.mean()",
         "m = (r < hi) | (r > 2.0)\nv = d[m]\nt = np.mean(v)",
         "m = r != lo\nv = r[m]\nt = v.mean()",
+        "m = r != lo\nv = r[m]\nt = v.sum()",
+        "m = (lo < r) & (r <= hi)\nv = d[m]\nt = np.sum(v)",
     ],
 )
 def test_the_three_statements_as_one(text: str) -> None:
@@ -100,7 +111,8 @@ def test_the_three_statements_as_one(text: str) -> None:
     "text",
     [
         "m = np.logical_and(lo <= r, r < hi)\nv = d[m]\nout[i] = v.mean() + 1.0",  # not whole
-        "m = np.logical_and(lo <= r, r < hi)\nv = d[m]\nout[i] = v.sum()",
+        "m = np.logical_and(lo <= r, r < hi)\nv = d[m]\nout[i] = v.prod()",
+        "m = lo <= r\nv = d[m]\nout[i] = np.sum(v, 0)",
         "m = lo <= r\nv = d[m]\nout[i] = w.mean()",  # another array's mean
         "m = lo <= r\nv = d[m > 0]\nout[i] = v.mean()",  # the index is no name
         "m = np.exp(r)\nv = d[m]\nout[i] = v.mean()",  # no mask

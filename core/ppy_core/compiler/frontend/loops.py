@@ -13,7 +13,7 @@ by a scalar (`C *= beta`, `C[i, :i + 1] *= beta`), array statements
 `np.zeros((n, n), dtype=b.dtype)` ... `return x, y`, `loops_locals`), leading scalar
 statements the site runs as Python (deriche's `a1 = a5 = k`, `b1 = 2.0**(-alpha)`,
 `loops_prologue`), whole arrays of rank 2 in array statements (`imgOut[:] = c2 *
-(y1 + y2)`, `loops_flat`), and the mean of the elements a mask of comparisons
+(y1 + y2)`, `loops_flat`), and the mean or sum of the elements a mask of comparisons
 selects (`m = np.logical_and(lo <= r, r < hi); v = d[m]; t = v.mean()`,
 `loops_masked`). Anything else
 keeps the whole function Python and the refusal names the statement (`ppy explain`).
@@ -54,7 +54,7 @@ from ppy_core.compiler.frontend.loops_gather import GatherViews
 from ppy_core.compiler.frontend.loops_inline import InlineForms, module_helpers
 from ppy_core.compiler.frontend.loops_ints import NarrowInts
 from ppy_core.compiler.frontend.loops_locals import local_arrays
-from ppy_core.compiler.frontend.loops_masked import MaskedMeans
+from ppy_core.compiler.frontend.loops_masked import MaskedReductions
 from ppy_core.compiler.frontend.loops_outer import OuterStatements, whole_subscript
 from ppy_core.compiler.frontend.loops_prologue import only_prologue, scalar_prologue
 from ppy_core.compiler.frontend.loops_vector import VectorStatements
@@ -71,7 +71,7 @@ class LoopsBuilder(
     FlatViews,
     FlipViews,
     GatherViews,
-    MaskedMeans,
+    MaskedReductions,
     OuterStatements,
     VectorStatements,
     NarrowInts,

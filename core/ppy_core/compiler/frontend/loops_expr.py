@@ -104,7 +104,7 @@ class LoopExpressions:
     extreme_operand: Any
     conditional: Any
     inline_call: Any
-    masked_mean: Any
+    masked_reduce: Any
 
     def expr(self, node: ast.expr, assigned: set[str]) -> Typed:
         if isinstance(node, ast.Constant):
@@ -403,7 +403,7 @@ class LoopExpressions:
                 )
             out = self.emit(L.CallOp, [a.value, b.value], ir_type(a.py), fn=name, py=a.py)
             return Typed(out.results[0], a.py, max(a.bound, b.bound))
-        masked = self.masked_mean(node, assigned)
+        masked = self.masked_reduce(node, assigned)
         if masked is not None:  # `X[m].mean()` of a mask m (loops_masked)
             return masked
         inlined = self.inline_call(node, assigned)

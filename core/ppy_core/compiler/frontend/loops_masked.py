@@ -1,4 +1,5 @@
-"""Typed loops: a boolean mask, the elements it selects and their mean (azimint_naive).
+"""Typed loops: a boolean mask, the elements it selects and their mean or sum
+(azimint_naive).
 
 The mixin of `loops.LoopsBuilder`. NPBench's azimint_naive is
 
@@ -6,18 +7,18 @@ The mixin of `loops.LoopsBuilder`. NPBench's azimint_naive is
     values_r12 = data[mask_r12]
     res[i] = values_r12.mean()
 
-Three consecutive statements of one block: `m = M`, M comparisons (< <= > >= == !=)
-of whole 1-D float64 arrays and numbers joined by `np.logical_and` / `&` /
-`np.logical_or` / `|`; `v = X[m]`, X a 1-D float64 array; then `t = v.mean()` /
-`t = np.mean(v)` as the whole right side. m and v are bound nowhere else and read
-nowhere else, so nobody sees the mask or the copy, and the three become one
-`loops.masked_mean` at the mean: nothing between the statements writes an operand
+Three consecutive statements of one block: `m = M`, M comparisons (< <= > >= == !=) of
+whole 1-D float64 arrays and numbers joined by `np.logical_and` / `&` / `np.logical_or`
+/ `|`; `v = X[m]`, X a 1-D float64 array; then `t = v.mean()` / `np.mean(v)` / `v.sum()`
+/ `np.sum(v)` as the whole right side. m and v are bound nowhere else and read nowhere
+else, so nobody sees the mask or the copy, and the three become one
+`loops.masked_reduce` at the reduction: nothing between the statements writes an operand
 or rebinds a name M reads (the middle one binds v only, and a Python assignment
-evaluates its right side before its target). NumPy's answers the op does not give
-itself (an empty selection: its "Mean of empty slice" and NaN; a sum that is inf or
-NaN: its warnings, its NaN's bits; operands of lengths that differ: its broadcast or
-IndexError) rerun the call as Python from its start, so the function must write no
-array but those it makes up front (`FlipViews._rerunnable`).
+evaluates its right side before its target). NumPy's answers the op does not give itself
+(an empty selection's mean: its "Mean of empty slice" and NaN; a sum that is inf or NaN:
+its warnings, its NaN's bits; operands of lengths that differ: its broadcast or
+IndexError) rerun the call as Python from its start, so the function must write no array
+but those it makes up front (`FlipViews._rerunnable`).
 """
 
 from __future__ import annotations
@@ -29,16 +30,17 @@ from typing import Any
 from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.loops_expr import EXACT_FLOAT_INT, Param, Refused, Typed
 from ppy_core.ir.core import Value
-from ppy_core.ir.dialects.loops_masked import MaskedMeanOp
+from ppy_core.ir.dialects.loops_masked import MaskedReduceOp
 from ppy_core.ir.types import ScalarType
 
 _COMPARES = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq"}
 _COMPARES[ast.NotEq] = "ne"
 _LOGICAL = {"numpy.logical_and": "and", "numpy.logical_or": "or"}
 _BITWISE = {ast.BitAnd: "and", ast.BitOr: "or"}
+_REDUCTIONS = ("mean", "sum")
 
 
-class MaskedMeans:
+class MaskedReductions:
     """`m = M; v = X[m]; t = v.mean()`; mixed into LoopsBuilder."""
 
     func: ast.FunctionDef
@@ -85,9 +87,9 @@ class MaskedMeans:
         self._masked_plan()
         return id(stmt) in self._masked_skip
 
-    def masked_mean(self, node: ast.Call, assigned: set[str]) -> Typed | None:
-        """`v.mean()` / `np.mean(v)` of a triple as one `loops.masked_mean`; None for
-        any other call."""
+    def masked_reduce(self, node: ast.Call, assigned: set[str]) -> Typed | None:
+        """`v.mean()` / `np.mean(v)` / `v.sum()` / `np.sum(v)` of a triple as one
+        `loops.masked_reduce`; None for any other call."""
         pair = self._masked_plan().get(id(node))
         if pair is None:
             return None
@@ -137,7 +139,13 @@ class MaskedMeans:
         self._float_vector(data.id, s1, where)  # operand 0; a mask may read it too
         operands = [self.args[data.id], *(self.args[n] for n in names), *scalars]
         out = self.emit(
-            MaskedMeanOp, operands, ScalarType("f64"), arrays=len(names), tree=tuple(tree), py="f64"
+            MaskedReduceOp,
+            operands,
+            ScalarType("f64"),
+            arrays=len(names),
+            reduce=_reduction(self.typer, node),
+            tree=tuple(tree),
+            py="f64",
         )
         return Typed(out.results[0], "f64")
 
@@ -174,6 +182,17 @@ def _logical(typer: Any, x: ast.expr) -> tuple[str, ast.expr, ast.expr] | None:
     return None
 
 
+def _reduction(typer: Any, call: ast.Call) -> str | None:
+    """ "mean" / "sum" for `v.mean()`, `np.mean(v)`, `v.sum()`, `np.sum(v)` (no other
+    arguments), else None."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _REDUCTIONS and not call.args:
+        return call.func.attr
+    qualname = typer.qualname(call.func) or ""
+    if qualname in ("numpy.mean", "numpy.sum") and len(call.args) == 1:
+        return qualname.removeprefix("numpy.")
+    return None
+
+
 def _triple(typer: Any, s0: ast.stmt, s1: ast.stmt, s2: ast.stmt) -> ast.Call | None:
     """The mean call of `m = M; v = X[m]; t = v.mean()` (shapes only), else None."""
     if not (_name_assign(s0) and _name_assign(s1) and isinstance(s2, ast.Assign)):
@@ -193,15 +212,12 @@ def _triple(typer: Any, s0: ast.stmt, s1: ast.stmt, s2: ast.stmt) -> ast.Call | 
     call = s2.value
     if not (isinstance(call, ast.Call) and not call.keywords and len(s2.targets) == 1):
         return None
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "mean" and not call.args:
-        operand = call.func.value
-    elif typer.qualname(call.func) == "numpy.mean" and len(call.args) == 1:
-        operand = call.args[0]
-    else:
+    if _reduction(typer, call) is None:
         return None
+    operand = call.args[0] if call.args else call.func.value  # type: ignore[attr-defined]
     if not (isinstance(operand, ast.Name) and operand.id == v):
         return None
     return call
 
 
-__all__ = ["MaskedMeans"]
+__all__ = ["MaskedReductions"]

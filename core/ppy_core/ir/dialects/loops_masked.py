@@ -1,14 +1,15 @@
-"""The loops dialect's masked reduction: `m = <mask>; v = X[m]; t = v.mean()`.
+"""The loops dialect's masked reduction: `m = <mask>; v = X[m]; t = v.mean()` (or `v.sum()`).
 
 NumPy makes the boolean mask (one ufunc call per comparison and per logical_and /
-logical_or), then `X[m]` (a fresh contiguous copy of the selected elements, in
-order), then its mean (`np.add.reduce`'s pairwise sum of the copy, divided by the
-count). The op is all three at once, where the function binds m and v for that
-use only: a backend selects the elements in one pass over the operands and sums
+logical_or), then `X[m]` (a fresh contiguous copy of the selected elements, in order),
+then its mean (`np.add.reduce`'s pairwise sum of the copy, divided by the count) or its
+sum (the same sum). The op is all three at once, where the function binds m and v for
+that use only: a backend selects the elements in one pass over the operands and sums
 them in NumPy's order (see ppy_llvm._loops_masked).
 
-    %t = loops.masked_mean %X, %radius, %r1, %r2
-        {arrays = 1, tree = ("s0", "a0", "le", "a0", "s1", "lt", "and"), py = "f64"}
+    %t = loops.masked_reduce %X, %radius, %r1, %r2
+        {arrays = 1, reduce = "mean", tree = ("s0", "a0", "le", "a0", "s1", "lt", "and"),
+         py = "f64"}
 
 `tree` is postfix: "aK" the K-th mask array (operand 1 + K), "sK" the K-th scalar
 (operand 1 + arrays + K, a double), a comparison pops two and pushes a bool, "and" /
@@ -27,14 +28,16 @@ MASK_COMPARES: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 MASK_LOGICAL: Final = ("and", "or")
 
 
-class MaskedMeanOp(Operation):
-    """`X[mask].mean()` as a np.float64 (`py` "f64"): X, the mask's arrays, its scalars."""
+class MaskedReduceOp(Operation):
+    """`X[mask].mean()` / `.sum()` (`reduce`) as a np.float64 (`py` "f64"): X, the
+    mask's arrays, its scalars."""
 
-    name: ClassVar[str] = "loops.masked_mean"
+    name: ClassVar[str] = "loops.masked_reduce"
     effects: ClassVar[frozenset[str]] = frozenset({"ReadMemory"})
     data = operand(TensorType)
     rest = operand((TensorType, ScalarType), variadic=True)
     arrays = attribute(int)
+    reduce = attribute(str, one_of=("mean", "sum"))
     tree = attribute(tuple)
     py = attribute(str, one_of=("f64",))
     out = result(ScalarType)
@@ -68,6 +71,6 @@ def _leaf(item: str, na: int, ns: int) -> bool:
     return item[1:].isdigit() and int(item[1:]) < count
 
 
-MASKED_OPS: Final = (MaskedMeanOp,)
+MASKED_OPS: Final = (MaskedReduceOp,)
 
-__all__ = ["MASKED_OPS", "MASK_COMPARES", "MASK_LOGICAL", "MaskedMeanOp"]
+__all__ = ["MASKED_OPS", "MASK_COMPARES", "MASK_LOGICAL", "MaskedReduceOp"]

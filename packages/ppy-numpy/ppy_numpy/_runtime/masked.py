@@ -1,6 +1,6 @@
 """Proof, per NumPy build and CPU, of typed loops' masked means (`X[m].mean()`).
 
-A loops library holding `loops.masked_mean` exports `ppy_loops_probe_pairwise(double
+A loops library holding `loops.masked_reduce` exports `ppy_loops_probe_pairwise(double
 *a, int64 n)`: +0.0 plus the pairwise sum its means use (ppy_llvm._loops_masked).
 Here it runs against NumPy's own `np.add.reduce` and `ndarray.mean` of contiguous
 arrays at every length up to 300 and around the sum's blocks (multiples of 8, 128,
