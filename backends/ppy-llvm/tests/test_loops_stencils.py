@@ -102,7 +102,7 @@ def test_adi_with_n_other_than_the_arrays(kernels) -> None:
         for layout in (lambda u: u, np.asfortranarray, lambda u: np.repeat(u, 2, axis=1)[:, ::2]):
             u = layout(rng.standard_normal((size, size)))
             before = function_calls("adi", "kernel")
-            assert outcome(mod.kernel, 2, n, u.copy()) == outcome(plain.kernel, 2, n, u.copy())
+            assert outcome(mod.kernel, 2, n, u) == outcome(plain.kernel, 2, n, u)  # u's layout
             assert function_calls("adi", "kernel") == before + 1
 
 
