@@ -306,11 +306,8 @@ def test_aliased_parameters(cases) -> None:
     for n in (1, 2, 10):
         x = np.arange(float(n + 1))
         fn, py = mod.pair, plain.pair
-        a1, a2 = x.copy(), x.copy()
         before = fn.ppy_stats()["fast"]
-        fn(a1, a1, 2)
-        py(a2, a2, 2)
-        assert a1.tobytes() == a2.tobytes()
+        assert outcome(fn, x, x, 2) == outcome(py, x, x, 2)  # one copy for both arguments
         assert fn.ppy_stats()["fast"] == before + 1
 
 
