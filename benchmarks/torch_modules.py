@@ -183,10 +183,13 @@ def covered_modules(model: Any) -> list[Any]:
 def best_ms(ways: dict[str, Any], rounds: int, calls: int = 10) -> dict[str, float]:
     """Per way, the best block of `calls` calls, the ways interleaved round by round,
     in CPU time of this thread (`time.thread_time`: every way runs on it, one torch
-    thread; on a shared machine the wall clock also counts other processes' turns)."""
+    thread; on a shared machine the wall clock also counts other processes' turns).
+    One untimed call opens each block: the way before it left its own weights in the
+    cache, and the first call would pay for fetching these back."""
     best = dict.fromkeys(ways, float("inf"))
     for _ in range(rounds):
         for name, run in ways.items():
+            run()
             start = time.thread_time()
             for _ in range(calls):
                 run()
