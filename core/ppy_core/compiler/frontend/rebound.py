@@ -17,7 +17,7 @@ the guard checks each call's operand (an integer index giving a scalar runs Pyth
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.typer import Typer
@@ -45,7 +45,7 @@ def rebound_arrays(body: list[ast.stmt], typer: Typer) -> dict[str, TensorType]:
 def _bindings(body: Iterable[ast.stmt]) -> dict[str, list[ast.expr]]:
     """Each name's values bound by `name = value` (a single plain target)."""
     out: dict[str, list[ast.expr]] = {}
-    for node in _walk(body):
+    for node in body_nodes(body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
@@ -81,8 +81,8 @@ def _settled(typed: dict[str, TensorType], parts: Mapping[str, set[str]]) -> dic
     return typed
 
 
-def _walk(body: Iterable[ast.stmt]) -> Iterable[ast.AST]:
-    """The body's nodes, not descending into nested functions, lambdas or classes."""
+def body_nodes(body: Iterable[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of a body, not descending into nested functions, lambdas or classes."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
@@ -91,4 +91,4 @@ def _walk(body: Iterable[ast.stmt]) -> Iterable[ast.AST]:
             todo.extend(ast.iter_child_nodes(node))
 
 
-__all__ = ["rebound_arrays"]
+__all__ = ["body_nodes", "rebound_arrays"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
-from ppy_core.compiler.frontend.rebound import rebound_arrays
+from ppy_core.compiler.frontend.rebound import body_nodes, rebound_arrays
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import Bound, deferrable, steady_names, view_of
 from ppy_core.interface.plugin import Converge
@@ -342,16 +342,6 @@ def libraries_named(nodes: Iterable[ast.AST], typer: Typer, libraries: frozenset
             if isinstance(t, TensorType) and t.library in libraries:
                 found.add(t.library)
     return found
-
-
-def body_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Nodes of a body, not descending into nested functions, lambdas or classes."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def prune(
@@ -664,7 +654,6 @@ __all__ = [
     "Speculator",
     "BodySpeculation",
     "libraries_named",
-    "body_nodes",
     "prune",
     "in_python_order",
     "number_leaf",
