@@ -8,6 +8,7 @@ NumPy's scalar warnings as flags, the NaN payload Python and NumPy produce), the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ._errors import LlvmBackendError
@@ -195,7 +196,19 @@ class ScalarOps:
         """`double f(a, b, r, i1 numpy, i64 *flags)`: the NaN payload and NumPy's flags
         of an inf/NaN result, out of line (noinline, cold): kept a call, it stays off
         the hot path instead of being speculated into selects on a loop's critical path."""
-        key = f"ppy_loops_special_{name}_{int(numpy)}"
+
+        def body(a: Any, b: Any, r: Any, tag: Any) -> Any:
+            fixed = self.nan_payload(name, a, b, r)
+            if numpy:
+                self.numpy_flags(name, a, b, fixed, tag)
+            return fixed
+
+        return self.cold_function(f"ppy_loops_special_{name}_{int(numpy)}", body)
+
+    def cold_function(self, key: str, body: Callable[[Any, Any, Any, Any], Any]) -> Any:
+        """`double key(x, y, r, i1, i64 *flags)`, made once per module (internal,
+        noinline, cold): `body(x, y, r, i1)` emits it with `self.b` and `self.flags`
+        pointing into it and returns the double it returns."""
         fn = self.module.globals.get(key)
         if fn is not None:
             return fn
@@ -207,12 +220,9 @@ class ScalarOps:
         fn.attributes.add("cold")
         outer, outer_flags = self.b, self.flags
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
-        a, b, r, tag, self.flags = fn.args
+        x, y, r, tag, self.flags = fn.args
         try:
-            fixed = self.nan_payload(name, a, b, r)
-            if numpy:
-                self.numpy_flags(name, a, b, fixed, tag)
-            self.b.ret(fixed)
+            self.b.ret(body(x, y, r, tag))
         finally:
             self.b, self.flags = outer, outer_flags
         return fn

@@ -66,6 +66,7 @@ class VectorOps(VectorChunks, VectorWarnings):
     machine_op: Any
     call_f: Any
     _flag_bits: Any
+    cold_function: Any
 
     def op_index_check(self, op: Any) -> None:
         from ._loops_emit import INDEX_ERROR
@@ -406,26 +407,12 @@ class VectorOps(VectorChunks, VectorWarnings):
         tens of thousands of lines of IR that LLVM took seconds over."""
         from ._loops_scalar import FLAG_OPS
 
-        key = f"ppy_loops_vector_special_{name}"
-        fn = self.module.globals.get(key)
-        if fn is not None:
-            return fn
-        ir = self.ir
-        fnty = ir.FunctionType(self.f64, [self.f64, self.f64, self.f64, self.i1, self.flags.type])
-        fn = ir.Function(self.module, fnty, name=key)
-        fn.linkage = "internal"
-        fn.attributes.add("noinline")
-        fn.attributes.add("cold")
-        outer, outer_flags = self.b, self.flags
-        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
-        x, y, r, second, self.flags = fn.args
-        try:
+        def body(x: Any, y: Any, r: Any, second: Any) -> Any:
             fixed = _nan(self, x, y, r, second)
             self._flag_bits(name, FLAG_OPS.index(UFUNC[name]), x, y, fixed)
-            self.b.ret(fixed)
-        finally:
-            self.b, self.flags = outer, outer_flags
-        return fn
+            return fixed
+
+        return self.cold_function(f"ppy_loops_vector_special_{name}", body)
 
     def _apply(self, how: str, final: Any, target: tuple, e: Any, x: Any) -> None:
         b_ = self.b
