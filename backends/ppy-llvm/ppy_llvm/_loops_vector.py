@@ -51,12 +51,6 @@ _BOUNDS = {"i": 1, "s": 2, "f": 0}  # operands per axis of a view ("f": flat, _l
 class VectorOps(VectorChunks, VectorWarnings):
     """`loops.vector` and `loops.index_check`; mixed into Emitter."""
 
-    b: Any
-    ir: Any
-    i1: Any
-    i64: Any
-    f64: Any
-    fn: Any
     module: Any
     flags: Any
     arrays: dict[int, Any]

@@ -20,19 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._loops_fields import VectorFields
+
 #: elements per chunk: 2 KiB of stack, long enough that the loop's setup is noise
 CHUNK = 256
 
 
-class VectorChunks:
+class VectorChunks(VectorFields):
     """The fused (non-overlapping) path of `loops.vector`; mixed into Emitter."""
 
-    b: Any
-    ir: Any
-    i1: Any
-    i64: Any
-    f64: Any
-    fn: Any
     entry: Any
     machine_op: Any
     call_f: Any

@@ -24,19 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._loops_fields import VectorFields
+
 #: plan items a mask can name (bits of an i64); a longer statement computes in place
 MASKED = 63
 
 
-class VectorWarnings:
+class VectorWarnings(VectorFields):
     """The shared warnings block of `loops.vector`; mixed into Emitter."""
 
-    b: Any
-    ir: Any
-    i1: Any
-    i64: Any
-    f64: Any
-    fn: Any
     out: Any
     entry: Any
     _starts: list[int]
