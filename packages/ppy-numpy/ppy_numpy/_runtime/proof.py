@@ -15,7 +15,7 @@ verdicts under `numpy_build_key()`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ppy_core.runtime.abi import Expression, ProofCase, kernel_address
@@ -190,17 +190,12 @@ def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
 
     rngs = {kind: np.random.default_rng(seed) for kind, seed in SEEDS.items()}
     verdict: dict[str, str] = {}
+
+    def unknown(case: ProofCase) -> str:
+        return "" if case.inputs in rngs else f"unknown proof inputs {case.inputs!r}"
+
     with np.errstate(all="ignore"):
-        for case in cases:
-            if verdict.get(case.name, "ok") != "ok":
-                continue
-            if case.inputs not in rngs:
-                verdict[case.name] = f"unknown proof inputs {case.inputs!r}"
-                continue
-            found = kernel_address(case.kernel)
-            if found is None:
-                verdict[case.name] = "kernel library failed to load"
-                continue
+        for case, found in loaded_cases(cases, verdict, unknown):
             sig = case.kernel.signature
             try:
                 site = make_site(
@@ -221,6 +216,26 @@ def run_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
             )
             verdict[case.name] = check(site, case.expression, rngs[case.inputs]) or "ok"
     return verdict
+
+
+def loaded_cases(
+    cases: Sequence[ProofCase], verdict: dict[str, str], refuse: Callable[[ProofCase], str]
+) -> Iterator[tuple[ProofCase, tuple[int, Any]]]:
+    """The cases whose name has not failed yet, each with its kernel's address. A case
+    `refuse` gives a reason for (asked before its kernel is loaded), or whose kernel
+    library does not load, fails its name in `verdict` instead. Lazy: a verdict the
+    caller records for a yielded case's name skips that name's later cases."""
+    for case in cases:
+        if verdict.get(case.name, "ok") != "ok":
+            continue
+        reason = refuse(case)
+        if not reason:
+            found = kernel_address(case.kernel)
+            if found is not None:
+                yield case, found
+                continue
+            reason = "kernel library failed to load"
+        verdict[case.name] = reason
 
 
 def _check_wide(site: Any, expression: Expression, rng: Any) -> str:
@@ -321,6 +336,7 @@ __all__ = [
     "dense_inputs",
     "dense_inputs32",
     "evaluate",
+    "loaded_cases",
     "numpy_build_key",
     "run_cases",
     "special_values",

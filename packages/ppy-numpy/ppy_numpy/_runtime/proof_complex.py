@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ppy_core.runtime.abi import Expression, ProofCase, kernel_address
+from ppy_core.runtime.abi import Expression, ProofCase
 
 COMPLEX = "complex"  # the ProofCase inputs this module runs
 SEED = 20251203
@@ -56,17 +56,12 @@ def run_complex_cases(cases: Sequence[ProofCase]) -> dict[str, str]:
     import numpy as np
 
     from . import make_site
+    from .proof import loaded_cases
 
     rng = np.random.default_rng(SEED)
     verdict: dict[str, str] = {}
     with np.errstate(all="ignore"):
-        for case in cases:
-            if verdict.get(case.name, "ok") != "ok":
-                continue
-            found = kernel_address(case.kernel)
-            if found is None:
-                verdict[case.name] = "kernel library failed to load"
-                continue
+        for case, found in loaded_cases(cases, verdict, lambda case: ""):
             sig = case.kernel.signature
             site = make_site(
                 found[0], sig.kind, sig.leaves, sig.loops, lambda *a: None, case.name, found[1]
