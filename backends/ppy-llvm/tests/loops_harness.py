@@ -21,6 +21,34 @@ from layouts import layout_copies
 FLOATS = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
 
 
+def nan_bits(bits: int) -> float:
+    """The float64 of these bits (a NaN of a chosen payload and sign)."""
+    return float(np.array([bits], np.uint64).view(np.float64)[0])
+
+
+#: NaNs of distinct payloads and signs (a signalling one too), infinities, -0.0, subnormals
+SPECIALS = [
+    nan_bits(0x7FF8000000000001),
+    nan_bits(0xFFF8000000000002),
+    nan_bits(0x7FF0000000000003),
+    np.inf,
+    -np.inf,
+    -0.0,
+    5e-324,
+    -1e-310,
+    1e300,
+]
+
+
+def layout_as(x: np.ndarray, how: int) -> np.ndarray:
+    """The same values as a C-order, Fortran-order (2-D) or strided array."""
+    if how == 1 and x.ndim == 2:
+        return np.asfortranarray(x)
+    if how == 2:
+        return np.repeat(x, 2, axis=-1)[..., ::2]
+    return x
+
+
 def load_both(tmp: Path, name: str, source: str) -> tuple[types.ModuleType, types.ModuleType]:
     """(compiled module, the same source run as plain Python)."""
     import ppy

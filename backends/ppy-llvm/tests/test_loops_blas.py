@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome, random_programs
+from loops_harness import FLOATS, layout_as, load_both, nan_bits, outcome, random_programs
 
 # NPBench's kernels as written (npbench/benchmarks/polybench/*/*_numpy.py), with
 # their parameters annotated by hand
@@ -247,16 +247,6 @@ def test_random_bodies_compile(bodies) -> None:
     assert len(compiled) == COUNT, compiled
 
 
-def _layout(x: np.ndarray, how: int) -> np.ndarray:
-    """The same values as a C-order, Fortran-order or strided array."""
-    if how == 1 and x.ndim == 2:
-        return np.asfortranarray(x)
-    if how == 2:
-        wide = np.repeat(x, 2, axis=-1)
-        return wide[..., ::2]
-    return x
-
-
 @settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -271,7 +261,7 @@ def _layout(x: np.ndarray, how: int) -> np.ndarray:
 def test_random_bodies_match_python(bodies, k: int, M, a, b, n: int, how: int) -> None:
     mod, plain = bodies
     fn = getattr(mod, f"q{k}")
-    args = (_layout(M, how), _layout(a, how), _layout(b, how), n)
+    args = (layout_as(M, how), layout_as(a, how), layout_as(b, how), n)
     before = fn.ppy_stats()["fast"]
     assert outcome(fn, *args) == outcome(getattr(plain, f"q{k}"), *args)
     assert fn.ppy_stats()["fast"] == before + 1
@@ -381,19 +371,15 @@ def updates(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType,
     return load_both(tmp_path_factory.mktemp("loops_updates"), "loops_updates", UPDATES)
 
 
-def _nan(bits: int) -> float:
-    return float(np.array([bits], np.uint64).view(np.float64)[0])
-
-
 @pytest.mark.parametrize("shape", [(0, 0), (1, 1), (3, 2), (4, 9), (12, 12), (33, 20)])
 def test_trmm_bit_identical(updates, shape: tuple[int, int]) -> None:
     mod, plain = updates
     rng = np.random.default_rng(shape[0])
     A = rng.random((shape[0], shape[0]))
     B = rng.random(shape)
-    for alpha in (1.5, -0.0, _nan(0x7FF8000000000002), float("inf")):
+    for alpha in (1.5, -0.0, nan_bits(0x7FF8000000000002), float("inf")):
         B2 = B.copy()
-        B2.flat[:: max(1, B2.size // 5)] = _nan(0x7FF8000000000001)  # NaN with NaN
+        B2.flat[:: max(1, B2.size // 5)] = nan_bits(0x7FF8000000000001)  # NaN with NaN
         for b in (B, B2, np.asfortranarray(B2)):
             _same(mod, plain, "trmm", alpha, A, b)
             _same(mod, plain, "syrk_rows", alpha, np.asfortranarray(A))
@@ -401,10 +387,10 @@ def test_trmm_bit_identical(updates, shape: tuple[int, int]) -> None:
 
 def test_updates_warn_and_keep_numpy_nans(updates) -> None:
     mod, plain = updates
-    x = np.array([1e300, _nan(0x7FF8000000000001), -0.0, 5e-324, 0.0, np.inf] * 3)
+    x = np.array([1e300, nan_bits(0x7FF8000000000001), -0.0, 5e-324, 0.0, np.inf] * 3)
     C = np.full((5, 4), 1e300)
-    C[1, 1] = _nan(0xFFF8000000000007)
-    for s in (0.0, 1e-300, _nan(0x7FF8000000000002), -np.inf, 3.0):
+    C[1, 1] = nan_bits(0xFFF8000000000007)
+    for s in (0.0, 1e-300, nan_bits(0x7FF8000000000002), -np.inf, 3.0):
         _same(mod, plain, "updates", C, x, s)
         _same(mod, plain, "updates", C[:, ::-1], x[::2], s)
 
@@ -450,6 +436,6 @@ def test_proof_refuses_a_different_nan_rule(tmp_path: Path, monkeypatch) -> None
     with pytest.warns(RuntimeWarning, match="E2042"):
         mod, plain = load_both(tmp_path, "wrong_rule", source)
     assert not hasattr(mod.syrk_rows_wrong_rule, "ppy_stats")
-    C = np.full((12, 12), _nan(0x7FF8000000000001))
-    args = (_nan(0x7FF8000000000002), C)
+    C = np.full((12, 12), nan_bits(0x7FF8000000000001))
+    args = (nan_bits(0x7FF8000000000002), C)
     assert outcome(mod.syrk_rows_wrong_rule, *args) == outcome(plain.syrk_rows_wrong_rule, *args)

@@ -15,30 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome, random_programs
+from loops_harness import FLOATS, SPECIALS, load_both, outcome, random_programs
 
 DERICHE = (
     Path(__file__).resolve().parents[3]
     / "benchmarks/corpus/npbench/npbench/benchmarks/polybench/deriche/deriche_numpy.py"
 )
-
-
-def _nan(bits: int) -> float:
-    return float(np.array([bits], np.uint64).view(np.float64)[0])
-
-
-#: NaNs of distinct payloads and signs (a signalling one too), infinities, -0.0, subnormals
-SPECIALS = [
-    _nan(0x7FF8000000000001),
-    _nan(0xFFF8000000000002),
-    _nan(0x7FF0000000000003),
-    np.inf,
-    -np.inf,
-    -0.0,
-    5e-324,
-    -1e-310,
-    1e300,
-]
 
 
 @pytest.fixture(scope="module")

@@ -16,30 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome, random_programs
+from loops_harness import FLOATS, SPECIALS, layout_as, load_both, outcome, random_programs
 
 POLYBENCH = (
     Path(__file__).resolve().parents[3] / "benchmarks/corpus/npbench/npbench/benchmarks/polybench"
 )
 KERNELS = ("jacobi_1d", "adi")
-
-
-def _nan(bits: int) -> float:
-    return float(np.array([bits], np.uint64).view(np.float64)[0])
-
-
-#: NaNs of distinct payloads and signs (a signalling one too), infinities, -0.0, subnormals
-SPECIALS = [
-    _nan(0x7FF8000000000001),
-    _nan(0xFFF8000000000002),
-    _nan(0x7FF0000000000003),
-    np.inf,
-    -np.inf,
-    -0.0,
-    5e-324,
-    -1e-310,
-    1e300,
-]
 
 
 def function_calls(module: str, name: str) -> int:
@@ -172,15 +154,6 @@ def bodies(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, 
     return random_programs(tmp_path_factory, "loops_stencils", 20261227, COUNT, _program)
 
 
-def _layout(x: np.ndarray, how: int) -> np.ndarray:
-    """The same values as a C-order, Fortran-order or strided array."""
-    if how == 1 and x.ndim == 2:
-        return np.asfortranarray(x)
-    if how == 2:
-        return np.repeat(x, 2, axis=-1)[..., ::2]
-    return x
-
-
 ELEMENTS = st.one_of(FLOATS, st.sampled_from(SPECIALS))
 
 
@@ -197,7 +170,7 @@ ELEMENTS = st.one_of(FLOATS, st.sampled_from(SPECIALS))
 )
 def test_random_bodies_match_python(bodies, k: int, M, a, b, n: int, how: int) -> None:
     mod, plain = bodies
-    args = (_layout(M, how), _layout(a, how), _layout(b, how), n)
+    args = (layout_as(M, how), layout_as(a, how), layout_as(b, how), n)
     before = function_calls("loops_stencils", f"q{k}")
     assert outcome(getattr(mod, f"q{k}"), *args) == outcome(getattr(plain, f"q{k}"), *args)
     assert function_calls("loops_stencils", f"q{k}") == before + 1

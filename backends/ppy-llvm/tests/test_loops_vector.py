@@ -16,30 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from loops_harness import FLOATS, load_both, outcome, random_programs
+from loops_harness import FLOATS, SPECIALS, layout_as, load_both, nan_bits, outcome, random_programs
 
 POLYBENCH = (
     Path(__file__).resolve().parents[3] / "benchmarks/corpus/npbench/npbench/benchmarks/polybench"
 )
 NPBENCH = ("syrk", "syr2k", "symm", "gramschmidt", "seidel_2d")
-
-
-def _nan(bits: int) -> float:
-    return float(np.array([bits], np.uint64).view(np.float64)[0])
-
-
-#: NaNs of distinct payloads and signs (a signalling one too), infinities, -0.0, subnormals
-SPECIALS = [
-    _nan(0x7FF8000000000001),
-    _nan(0xFFF8000000000002),
-    _nan(0x7FF0000000000003),
-    np.inf,
-    -np.inf,
-    -0.0,
-    5e-324,
-    -1e-310,
-    1e300,
-]
 
 
 @pytest.fixture(scope="module")
@@ -158,15 +140,6 @@ def test_random_bodies_compile(bodies) -> None:
     assert len(compiled) == COUNT, sorted(set(range(COUNT)) - set(compiled))
 
 
-def _layout(x: np.ndarray, how: int) -> np.ndarray:
-    """The same values as a C-order, Fortran-order or strided array."""
-    if how == 1 and x.ndim == 2:
-        return np.asfortranarray(x)
-    if how == 2:
-        return np.repeat(x, 2, axis=-1)[..., ::2]
-    return x
-
-
 ELEMENTS = st.one_of(FLOATS, st.sampled_from(SPECIALS))
 
 
@@ -184,7 +157,7 @@ ELEMENTS = st.one_of(FLOATS, st.sampled_from(SPECIALS))
 def test_random_bodies_match_python(bodies, k: int, M, a, b, n: int, how: int) -> None:
     mod, plain = bodies
     fn = getattr(mod, f"q{k}")
-    args = (_layout(M, how), _layout(a, how), _layout(b, how), n)
+    args = (layout_as(M, how), layout_as(a, how), layout_as(b, how), n)
     before = fn.ppy_stats()["fast"]
     assert outcome(fn, *args) == outcome(getattr(plain, f"q{k}"), *args)
     assert fn.ppy_stats()["fast"] == before + 1
@@ -281,9 +254,9 @@ def _same(mod: types.ModuleType, plain: types.ModuleType, name: str, *args: obje
 def test_nan_payloads_around_the_simd_threshold(cases) -> None:
     mod, plain = cases
     rng = np.random.default_rng(8)
-    nans = [*(_nan(0x7FF8000000000000 | k) for k in range(1, 40)), *SPECIALS]
+    nans = [*(nan_bits(0x7FF8000000000000 | k) for k in range(1, 40)), *SPECIALS]
     for n in [*range(20), 23, 24, 25, 31, 33, 40]:
-        for s in (np.float64(2.0), _nan(0xFFF8000000000009), np.float64(np.inf), 0.0):
+        for s in (np.float64(2.0), nan_bits(0xFFF8000000000009), np.float64(np.inf), 0.0):
             x = rng.choice(nans, n) if n else np.zeros(0)
             y = rng.choice(nans, n) if n else np.zeros(0)
             _same(mod, plain, "scaled", x, y, float(s), 2)
@@ -412,7 +385,7 @@ def _first_nan(out: int, so: int, x: int, sx: int, y: int, sy: int, n: int, inpl
         with np.errstate(all="ignore"):
             r = a + b
         if np.isnan(a):
-            r = _nan(int(np.array([a]).view(np.uint64)[0]) | 0x0008000000000000)
+            r = nan_bits(int(np.array([a]).view(np.uint64)[0]) | 0x0008000000000000)
         at = (x + e * sx) if inplace else (out + e * so)
         ctypes.c_double.from_address(at).value = float(r)
 
