@@ -193,3 +193,26 @@ def test_a_store_without_a_copy_is_not_verified(monkeypatch: pytest.MonkeyPatch)
     checked(target, 0, 1.0)
     assert target == [3.0]
     assert "verified" not in ppy.stats()["m:s.3"]
+
+
+def test_a_buffer_format_spelling_native_order_is_the_same_format() -> None:
+    """An unaligned float64 array's buffer says '=d' and its copy (what PPY_VERIFY's
+    shadow_writes compares an argument with) says 'd': the same bytes, no difference.
+    ctypes spells native order '<d' on this machine; the values still decide."""
+    import ctypes
+    import struct
+    import sys
+
+    from ppy_core.runtime.verify import compare
+
+    order = "<" if sys.byteorder == "little" else ">"
+    spelled = memoryview((ctypes.c_double * 3)(1.0, -0.0, 2.5))
+    assert spelled.format == f"{order}d"
+    assert compare(spelled, memoryview(array.array("d", [1.0, -0.0, 2.5]))) is None
+    assert "flat index 1" in (compare(spelled, memoryview(array.array("d", [1.0, 0.0, 2.5]))) or "")
+    quiet, payload = (
+        struct.unpack("<d", struct.pack("<Q", q))[0] for q in (0x7FF8 << 48, 0x7FF4 << 48 | 1)
+    )
+    nans = memoryview((ctypes.c_double * 2)(quiet, 1.0))
+    assert compare(nans, memoryview(array.array("d", [payload, 1.0]))) is None  # NaNs equal
+    assert "shape/format" in (compare(spelled, memoryview(array.array("f", [1.0, 0.0, 2.5]))) or "")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 import warnings
 
 TYPE_CHECKING = False  # `typing` costs a launcher ~3 ms: annotations only
@@ -266,14 +267,27 @@ def _buffer(value: Any) -> memoryview | None:
             return None
 
 
+def _native_format(view: memoryview) -> str:
+    """The buffer's format with a prefix meaning native byte order dropped: an unaligned
+    array's view says '=d' (or ctypes' '<d' here), its copy 'd', the same bytes (the
+    item sizes are compared beside it, so '=l' is not taken for 'l')."""
+    native = "<" if sys.byteorder == "little" else ">"
+    fmt = view.format
+    return fmt[1:] if len(fmt) > 1 and fmt[0] in ("@", "=", native) else fmt
+
+
 def _compare_buffers(got: memoryview, want: memoryview) -> str | None:
-    if got.shape != want.shape or got.format != want.format:
+    if (
+        got.shape != want.shape
+        or got.itemsize != want.itemsize
+        or _native_format(got) != _native_format(want)
+    ):
         return f"shape/format {got.shape} {got.format} != {want.shape} {want.format}"
     if got.tobytes() == want.tobytes():
         return None
     try:  # element by element, in C order, whatever the layout
-        flat_g = memoryview(got.tobytes()).cast(got.format).tolist()
-        flat_w = memoryview(want.tobytes()).cast(want.format).tolist()
+        flat_g = memoryview(got.tobytes()).cast(_native_format(got)).tolist()
+        flat_w = memoryview(want.tobytes()).cast(_native_format(want)).tolist()
     except (TypeError, ValueError, NotImplementedError):  # a format `cast` cannot read
         return f"the bytes differ (format {got.format})"
     for i, (g, w) in enumerate(zip(flat_g, flat_w, strict=True)):
