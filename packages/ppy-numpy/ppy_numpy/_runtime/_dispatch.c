@@ -3,7 +3,8 @@
  * Site(kernel_addr, kind, leaves, fallback, site_id, loops=(), keepalive=None,
  *      par_threshold=-1, nan_ok=False, store=0, views=None, splat=0, swaps=(), rows=0)
  *   store  : 0, or a store site site(obj, key, *leaves) writing obj[key] (_store.h)
- *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min"
+ *   kind   : "map" | "map_bool" | "sum" | "mean" | "prod" | "max" | "min", or a reduction
+ *            of each row along the last axis, "sum_rows" ... "min_rows_keep" (_rows.h)
  *   leaves : one char per argument, 'a' (array operand), 's' (float64 scalar) or 'w'
  *            (an array operand a finite float may fill: broadcast, any FP flag -> Python),
  *            'c' (a complex128 array the kernel reads in pairs: flat calls only)
@@ -45,8 +46,11 @@
 #include <string.h>
 #include "_pool.h"
 
-enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN, K_N };
-static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min"};
+enum { K_MAP, K_MAP_BOOL, K_SUM, K_MEAN, K_PROD, K_MAX, K_MIN,
+       K_SUM_ROWS, K_SUM_ROWS_KEEP, K_MAX_ROWS, K_MAX_ROWS_KEEP, K_MIN_ROWS, K_MIN_ROWS_KEEP, K_N };
+static const char *kind_names[K_N] = {"map", "map_bool", "sum", "mean", "prod", "max", "min",
+                                      "sum_rows", "sum_rows_keep", "max_rows", "max_rows_keep",
+                                      "min_rows", "min_rows_keep"};
 enum { R_ARITY, R_TYPE, R_DTYPE, R_LAYOUT, R_SHAPE, R_ZERO_D, R_EMPTY, R_SCALAR, R_FPFLAGS, R_RESULT, R_TARGET, R_VIEW, R_RETIRED, R_N };
 static const char *reason_names[R_N] = {
     "guard: arity", "guard: type", "guard: dtype", "guard: layout", "guard: shape",
@@ -397,6 +401,7 @@ static double elided_nodes(const SiteObject *s, PyArrayObject *const *ops, int n
 #include "_run.h"
 #include "_strided.h"
 #include "_store.h"
+#include "_rows.h"
 
 static PyObject *site_strided(SiteObject *s, PyArrayObject *const *ops, char *const *arrays, int na,
                               double *scalars, int strict, PyObject *const *args, size_t nargsf,
@@ -433,6 +438,50 @@ static PyObject *site_vectorcall(PyObject *self, PyObject *const *args, size_t n
     return result;
 }
 
+/* The shape C-contiguous operands of different shapes broadcast to (NumPy's rules:
+   aligned at the right, each axis the same length or 1) into `dims`: its rank, or -1
+   where they do not broadcast (NumPy raises: the fallback does). */
+static int broadcast_shape(PyArrayObject *const *ops, int na, npy_intp *dims) {
+    int nd = 0;
+    for (int k = 0; k < na; k++) nd = PyArray_NDIM(ops[k]) > nd ? PyArray_NDIM(ops[k]) : nd;
+    for (int d = 0; d < nd; d++) dims[d] = 1;
+    for (int k = 0; k < na; k++) {
+        int knd = PyArray_NDIM(ops[k]);
+        for (int d = 0; d < knd; d++) {
+            npy_intp len = PyArray_DIM(ops[k], d), *out = &dims[nd - knd + d];
+            if (len == *out || len == 1) continue;
+            if (*out != 1) return -1;
+            *out = len;
+        }
+    }
+    return nd;
+}
+
+/* A reduction over operands that broadcast: NumPy computes the tree into a C-ordered
+   temporary of the broadcast shape and reduces that one buffer (its pairwise sum over
+   it, flat), so an operand of fewer elements is spread out to that shape first, a copy
+   the kernel's flat loop reads in the same order (held in `spread`, released by the
+   caller). An operand of the result's size already is that buffer. 0, or -1 (an error
+   set: out of memory). */
+static int spread_operands(PyArrayObject **ops, char **arrays, int na, int nd, const npy_intp *dims,
+                           PyArrayObject **spread) {
+    npy_intp n = 1;
+    for (int d = 0; d < nd; d++) n *= dims[d];
+    for (int k = 0; k < na; k++) {
+        if (PyArray_SIZE(ops[k]) == n) continue;
+        PyArray_Descr *d = PyArray_DESCR(ops[k]);
+        Py_INCREF(d);
+        spread[k] = (PyArrayObject *)PyArray_Empty(nd, (npy_intp *)dims, d, 0); /* steals d */
+        if (spread[k] == NULL || PyArray_CopyInto(spread[k], ops[k]) < 0) {
+            for (int j = 0; j <= k; j++) Py_CLEAR(spread[j]);
+            return -1;
+        }
+        ops[k] = spread[k];
+        arrays[k] = PyArray_DATA(spread[k]);
+    }
+    return 0;
+}
+
 /* A fresh result from the kernel leaves `leaves`; `args` go to the fallback. */
 static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *const *args, size_t nargsf,
                           PyObject *kw) {
@@ -466,32 +515,43 @@ static PyObject *site_run(SiteObject *s, PyObject *const *leaves, PyObject *cons
         return site_strided(s, ops, arrays, na, scalars, 1, args, nargsf, kw);
     }
     PyArrayObject *first = ops[0];
+    int nd = PyArray_NDIM(first);
+    npy_intp dims[NPY_MAXDIMS];
+    memcpy(dims, PyArray_DIMS(first), sizeof(npy_intp) * nd);
     /* one flat loop over the buffers: every operand C-contiguous of one shape, or (maps)
-       every one F-contiguous, whose result NumPy lays out in F order */
+       every one F-contiguous, whose result NumPy lays out in F order; or (reductions)
+       C-contiguous operands of shapes that broadcast, spread out to the result's shape */
     int fortran = 0;
+    PyArrayObject *spread[MAXARGS] = {NULL};
     if (!all_flat(ops, na, NPY_ARRAY_C_CONTIGUOUS)) {
         fortran = s->kind <= K_MAP_BOOL && all_flat(ops, na, NPY_ARRAY_F_CONTIGUOUS);
-        if (!fortran) {
-            if (s->kind > K_MAP_BOOL) /* a reduction's order is NumPy's only over one C buffer */
-                return fallback(s, all_c_contiguous(ops, na) ? R_SHAPE : R_LAYOUT, args, nargsf, kw);
+        if (!fortran && s->kind <= K_MAP_BOOL) {
             if (s->cplx) return fallback(s, R_LAYOUT, args, nargsf, kw); /* rows read 8-byte elements */
             return site_strided(s, ops, arrays, na, scalars, 0, args, nargsf, kw);
         }
+        if (!fortran) { /* a reduction's order is NumPy's only over one C buffer */
+            if (!all_c_contiguous(ops, na)) return fallback(s, R_LAYOUT, args, nargsf, kw);
+            if (s->cplx || (nd = broadcast_shape(ops, na, dims)) < 0) return fallback(s, R_SHAPE, args, nargsf, kw);
+        }
     }
-    npy_intp n = PyArray_SIZE(first);
+    npy_intp n = 1;
+    for (int d = 0; d < nd; d++) n *= dims[d];
     if (n == 0) return fallback(s, R_EMPTY, args, nargsf, kw);
+    if (s->kind >= K_SUM_ROWS) return site_rows(s, ops, na, arrays, scalars, args, nargsf, kw);
     int elided = 0; /* NumPy elides where the kernel does not follow it */
-    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, PyArray_NDIM(first), PyArray_DIMS(first), &elided, 0);
+    if (s->swaps) scalars[ns] = elided_nodes(s, ops, na, nd, dims, &elided, 0); /* the operands as given */
+    if (s->kind > K_MAP_BOOL && spread_operands(ops, arrays, na, nd, dims, spread) < 0) return NULL;
     run_args ra = {s, arrays, scalars, NULL, n, 0, 0.0, 0};
     PyObject *result = NULL;
     if (s->kind <= K_MAP_BOOL) {
         int type = s->kind == K_MAP ? (s->f32 ? NPY_FLOAT : s->itype ? s->itype : NPY_DOUBLE) : NPY_BOOL;
         PyArray_Descr *d = PyArray_DescrFromType(type);
-        result = PyArray_Empty(PyArray_NDIM(first), PyArray_DIMS(first), d, fortran); /* steals d */
+        result = PyArray_Empty(nd, dims, d, fortran); /* steals d */
         if (result == NULL) return NULL;
         ra.out = PyArray_DATA((PyArrayObject *)result);
     }
     run_kernel(&ra);
+    for (int k = 0; k < na; k++) Py_XDECREF(spread[k]);
     if (ra.flags && (r = flags_reported(ra.flags)) != 0) {
         Py_XDECREF(result);
         if (r < 0) return NULL;
