@@ -16,6 +16,7 @@ setup(
                 "ppy_numpy/_runtime/_run.h",
                 "ppy_numpy/_runtime/_strided.h",
                 "ppy_numpy/_runtime/_store.h",
+                "ppy_numpy/_runtime/_rows.h",
             ],
             include_dirs=[numpy.get_include()],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],

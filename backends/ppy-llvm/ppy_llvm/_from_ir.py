@@ -16,6 +16,7 @@ from ._spec import (
     LOGICAL,
     PREDICATES,
     REDUCTIONS,
+    ROW_REDUCTIONS,
     KernelSpec,
     LeafKind,
     Node,
@@ -81,6 +82,7 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
     nodes: list[Node] = []
     result: int | None = None
     reduce: str | None = None
+    along = ""
     for op in ops:
         if op.name in ("tensor.yield", "func.return"):
             if op.operands:
@@ -91,6 +93,7 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
             if kind not in REDUCTIONS or reduce is not None:
                 raise LlvmBackendError("E2103", f"tensor.reduce {{op = {kind}}}")
             reduce, result = kind, ids[id(op.operands[0])]
+            along = _along(op)
             ids[id(op.results[0])] = result
             continue
         if reduce is not None:
@@ -109,10 +112,20 @@ def spec_from_func(func: Any, fastmath: bool = False) -> KernelSpec:
         raise LlvmBackendError("E2107", "kernel yields nothing")
     if "array" not in kinds and "complex" not in kinds and "int" not in kinds:
         raise LlvmBackendError("E2103", "a kernel without array operands")
-    spec = KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype)  # type: ignore[arg-type]
+    spec = KernelSpec(kinds, tuple(nodes), result, reduce, fastmath, dtype, along=along)  # type: ignore[arg-type]
     complex_refusal(spec)
     int_refusal(spec)
     return spec
+
+
+def _along(op: Any) -> str:
+    """A `tensor.reduce`'s extent (`KernelSpec.along`): rows along the last axis, the
+    only axis the op takes, or the whole array."""
+    if "axis" not in op.attributes:
+        return ""
+    if str(op.attributes.get("op")) not in ROW_REDUCTIONS:
+        raise LlvmBackendError("E2103", f"tensor.reduce {{op = {op.attributes.get('op')}}} of rows")
+    return "rows_keep" if op.attributes.get("keepdims") else "rows"
 
 
 def _reads_complex(node: Node, kinds: tuple[LeafKind, ...]) -> bool:

@@ -96,10 +96,10 @@ def _emit_kernel(
             + ke.em.function(f"define double @{name}({params}) {_ATTRS}")
         )
     if spec.reduce == "mul":
-        _emit_fold(ke, _prod_range, ["double"], [f64_literal(1.0)])
+        _emit_fold(ke, _prod_range, [ke.element], [f64_literal(1.0)])
     else:
         init = f64_literal(float("-inf") if spec.reduce == "max" else float("inf"))
-        _emit_fold(ke, _extremum_range, ["double", "i1"], [init, "false"])
+        _emit_fold(ke, _extremum_range, [ke.element, "i1"], [init, "false"])
     return ke.em.function(f"define double @{name}({params}) {_ATTRS}")
 
 
@@ -234,20 +234,21 @@ def _emit_pairwise(ke: KernelEmit, recurse: str, pairs: tuple[tuple[int, int], .
     em.emit(f"br i1 {lt8}, label %{small}, label %{check}")
     em.start_block(small)
     src = _source(ke, "%lo", "%n")
+    et = ke.element  # float32 rows sum in float32, as NumPy's FLOAT_pairwise_sum
     _, (acc,) = em.counted_loop(
         "0",
         lambda i: em.assign(f"icmp slt i64 {i}, %n"),
         1,
-        [("double", f64_literal(0.0))],
+        [(et, f64_literal(0.0))],
         lambda i, a: [ke.ctx(1).binop("fadd", a[0], ke.value(spec.result, 1, src, i, {}))],
     )
-    em.emit(f"ret double {acc}")
+    em.emit(f"ret double {_widened(ke, acc)}")
     em.start_block(check)
     le = em.assign(f"icmp sle i64 %n, {LEAF}")
     em.emit(f"br i1 {le}, label %{mid}, label %{big}")
     em.start_block(mid)
     src = _source(ke, "%lo", "%n")
-    vt = f"<{VEC} x double>"
+    vt = f"<{VEC} x {et}>"
     first = ke.value(spec.result, VEC, src, "0", {})
     n8 = em.assign("and i64 %n, -8")
     i, (r,) = em.counted_loop(
@@ -265,10 +266,10 @@ def _emit_pairwise(ke: KernelEmit, recurse: str, pairs: tuple[tuple[int, int], .
         i,
         lambda j: em.assign(f"icmp slt i64 {j}, %n"),
         1,
-        [("double", res)],
+        [(et, res)],
         lambda j, a: [c1.binop("fadd", a[0], ke.value(spec.result, 1, src, j, {}))],
     )
-    em.emit(f"ret double {res}")
+    em.emit(f"ret double {_widened(ke, res)}")
     em.start_block(big)
     half = em.assign("lshr i64 %n, 1")
     n2 = em.assign(f"and i64 {half}, -8")
@@ -284,7 +285,18 @@ def _emit_pairwise(ke: KernelEmit, recurse: str, pairs: tuple[tuple[int, int], .
         f"ptr %loops{consts}) #1"
     )
     first, second = (left, right) if pairs is PAIRS_TOP else (right, left)
-    em.emit(f"ret double {c1.binop('fadd', first, second)}")
+    total = c1.binop("fadd", _narrowed(ke, first), _narrowed(ke, second))
+    em.emit(f"ret double {_widened(ke, total)}")
+
+
+def _widened(ke: KernelEmit, value: str) -> str:
+    """A reduction's element value as the double the entry returns (exact)."""
+    return ke.em.assign(f"fpext float {value} to double") if ke.element == "float" else value
+
+
+def _narrowed(ke: KernelEmit, value: str) -> str:
+    """A double a float32 reduction entry returned, as its float again (exact)."""
+    return ke.narrow(value) if ke.element == "float" else value
 
 
 def _prod_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[str]) -> list[str]:
@@ -293,7 +305,7 @@ def _prod_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[str])
         "0",
         lambda i: em.assign(f"icmp slt i64 {i}, {count}"),
         1,
-        [("double", acc[0])],
+        [(ke.element, acc[0])],
         lambda i, a: [ke.ctx(1).binop("fmul", a[0], ke.value(ke.spec.result, 1, src, i, {}))],
     )
     return out
@@ -315,7 +327,7 @@ def _extremum_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[s
 
         return body
 
-    vt, bt = f"<{VEC} x double>", f"<{VEC} x i1>"
+    vt, bt = f"<{VEC} x {ke.element}>", f"<{VEC} x i1>"
 
     def vlimit(i: str) -> str:
         return em.assign(f"icmp sle i64 {em.assign(f'add i64 {i}, {VEC}')}, {count}")
@@ -334,7 +346,7 @@ def _extremum_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[s
         i,
         lambda j: em.assign(f"icmp slt i64 {j}, {count}"),
         1,
-        [("double", m), ("i1", nan)],
+        [(ke.element, m), ("i1", nan)],
         step(1),
     )
     return out
@@ -361,11 +373,10 @@ def _emit_fold(ke: KernelEmit, fold, types: list[str], init: list[str]) -> None:
             list(zip(types, init, strict=False)),
             block,
         )
+    et = ke.element
     if len(out) == 2:
-        out = [
-            em.assign(f"select i1 {out[1]}, double {f64_literal(float('nan'))}, double {out[0]}")
-        ]
-    em.emit(f"ret double {out[0]}")
+        out = [em.assign(f"select i1 {out[1]}, {et} {f64_literal(float('nan'))}, {et} {out[0]}")]
+    em.emit(f"ret double {_widened(ke, out[0])}")
 
 
 def module_text(bodies: list[str], decls: set[str]) -> str:

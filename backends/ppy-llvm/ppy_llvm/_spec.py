@@ -18,6 +18,7 @@ LeafKind = Literal["array", "scalar", "complex", "int", "int_scalar"]  # complex
 # loads, int_scalar: a Python int its int64 nodes read (`_mixed`)
 FloatKind = Literal["f64", "f32", "i64", "i32"]  # the element type (also integers)
 ReduceKind = Literal["add", "mul", "max", "min", "mean"]
+AlongKind = Literal["", "rows", "rows_keep"]  # a reduction's extent (`KernelSpec.along`)
 
 BINARY: Final = frozenset({"add", "sub", "mul", "div", "pow", "maximum", "minimum"})
 EXACT_UNARY: Final = frozenset(
@@ -77,6 +78,8 @@ def is_foreign_loop(op: object) -> bool:
 PREDICATES: Final = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
 LOGICAL: Final = frozenset({"and", "or", "xor", "not"})
 REDUCTIONS: Final = frozenset({"add", "mul", "max", "min", "mean"})
+#: reductions a kernel computes row by row (`KernelSpec.along`), in float32 too
+ROW_REDUCTIONS: Final = frozenset({"add", "max", "min"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,10 @@ class KernelSpec:
     #: False: the kernel is only ever called on whole arrays (the loop proofs'), so it
     #: gets no _splat/_rows_nan entries (`_kernels.has_splat`), over half its code
     rows: bool = True
+    #: a reduction's extent: "" the whole array (one number), "rows" each row along
+    #: the last axis alone (an array without that axis), "rows_keep" the axis kept
+    #: (`keepdims=True`); the dispatcher calls the entry once per row
+    along: AlongKind = ""
     _key: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def value_is_bool(self, vid: int) -> bool:
@@ -124,7 +131,8 @@ class KernelSpec:
     def result_kind(self) -> str:
         """``map`` (float64 array), ``map_bool`` (bool array) or the reduction name."""
         if self.reduce is not None:
-            return {"add": "sum", "mul": "prod"}.get(self.reduce, self.reduce)
+            name = {"add": "sum", "mul": "prod"}.get(self.reduce, self.reduce)
+            return f"{name}_{self.along}" if self.along else name
         return "map_bool" if self.value_is_bool(self.result) else "map"
 
     def loop_ops(self) -> tuple[str, ...]:
@@ -141,6 +149,8 @@ class KernelSpec:
         extra: dict[str, object] = {"dtype": self.dtype} if self.dtype != "f64" else {}
         if not self.rows:
             extra["rows"] = False
+        if self.along:
+            extra["along"] = self.along
         return json.dumps(
             {
                 **extra,

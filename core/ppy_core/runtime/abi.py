@@ -9,6 +9,11 @@ the features the code was built for). Its C signature depends on `kind`:
                            int64_t begin, int64_t end, const ppy_loop *loops)
     sum ... min:    double k(const double **arrays, const double *scalars,
                              int64_t lo, int64_t n, const ppy_loop *loops)
+    sum_rows ... min_rows_keep:  the same entry, reducing elements [lo, lo + n) of
+                    operands of one shape (float32 ones in float32, returned as the
+                    double of that float); the adapter calls it once per row along the
+                    last axis and lays the numbers out as an array without that axis
+                    (``_keep``: with it, of length 1)
 
     column, column_bool:  int64_t k(const struct ArrowArray *const *arrays,
                           const double *scalars, void *out_values,
@@ -57,7 +62,13 @@ ABI_VERSION: Final = 1
 COLUMN_KINDS: Final = frozenset({"column", "column_bool"})
 #: the CPU check every kernel library exports: ``int ppy_kernel_cpu_ok(void)``
 CPU_CHECK_SYMBOL: Final = "ppy_kernel_cpu_ok"
-KINDS: Final = frozenset({"map", "map_bool", "sum", "mean", "prod", "max", "min", *COLUMN_KINDS})
+#: reductions of each row along the last axis (see above)
+ROW_KINDS: Final = frozenset(
+    f"{op}_{extent}" for op in ("sum", "max", "min") for extent in ("rows", "rows_keep")
+)
+KINDS: Final = frozenset(
+    {"map", "map_bool", "sum", "mean", "prod", "max", "min", *COLUMN_KINDS, *ROW_KINDS}
+)
 #: leaves: 'a' float64 array, 's' float64 scalar, 'w' array a float may fill, 'b'
 #: (columnar), 'f' float32 array, 'p' Python number cast to float32 (NumPy 2's weak
 #: rule), 'l' int64 / 'i' int32 array, 'n' Python int (its int64 bits in the slot),
@@ -281,6 +292,7 @@ __all__ = [
     "COLUMN_KINDS",
     "CPU_CHECK_SYMBOL",
     "KINDS",
+    "ROW_KINDS",
     "ROWS_SUFFIX",
     "SPLAT_SUFFIX",
     "SWAPS_SUFFIX",

@@ -236,6 +236,8 @@ class NumpyPlugin(Plugin):
             op = T.LOGICAL_FUNCTIONS[callee]
             ok = logic is not None and len(args) == (1 if op == "not" else 2)
             return Converge("tensor.logical", logic, {"op": op}) if ok else None  # type: ignore[arg-type]
+        if ctx.kwargs and _is_reduction(callee):
+            return _row_reduction(ctx)
         if ctx.kwargs or not all(map(_fusible, args)):
             return None  # out=, where=, dtype=, axis=...: NumPy's own business
         if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
@@ -290,6 +292,26 @@ def _ufunc_inputs(callee: str) -> int:
 
 def _is_reduction(callee: str) -> bool:
     return callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS
+
+
+#: reductions whose rows along the last axis a kernel reduces in NumPy's order (a
+#: float sum pairwise in its own dtype; max and min of numbers, which NaN or a zero
+#: extremum hand back to NumPy at run time)
+ROW_REDUCTIONS: Final = ("add", "max", "min")
+
+
+def _row_reduction(ctx: CallContext) -> Converge | None:
+    """`np.sum(x, axis=-1)`, `np.max(x, axis=-1, keepdims=True)` of a float64 or
+    float32 array: `tensor.reduce {axis = -1}` holding the call's keywords (the core
+    lets those converge), an array of x's dtype. None for another axis or keyword."""
+    reduced = dtypes.axis_reduction(ctx)
+    op = T.REDUCTIONS[ctx.callee[6:]]
+    if reduced is None or op not in ROW_REDUCTIONS or ctx.kw_constants.get("axis") != -1:
+        return None
+    attributes: dict[str, Any] = {"op": op, "axis": -1}
+    if "keepdims" in ctx.kwargs:
+        attributes["keepdims"] = ctx.kw_constants["keepdims"]
+    return Converge("tensor.reduce", reduced, attributes)
 
 
 def _defaults(callee: str) -> Mapping[str, Any]:

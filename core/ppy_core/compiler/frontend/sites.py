@@ -654,7 +654,9 @@ class SiteFinder:
         """What a call converges onto, with its plugin's lowering spec as the op's
         `lowering` attribute. Only a call whose operands are its positional arguments
         converges: keywords left after `adjust_call`, or dropped ones that were not
-        literals (their evaluation would be lost), keep it Python."""
+        literals (their evaluation would be lost), keep it Python, except a literal
+        keyword the op holds as its attribute of that name and value
+        (`np.max(x, axis=-1)`: `tensor.reduce {axis = -1}`)."""
         if ctx is None:
             return None
         answer = self.oracle.call(ctx)
@@ -670,11 +672,13 @@ class SiteFinder:
                     "keeps Python's order",
                 )
             return None
-        if ctx.kwargs or len(ctx.args) != len(operands):
+        if len(ctx.args) != len(operands):
             return None
-        if not all(isinstance(k.value, ast.Constant) for k in node.keywords):
-            return None
+        if not all(isinstance(k.value, ast.Constant) or is_literal(k.value) for k in node.keywords):
+            return None  # `axis=-1` is a negated constant
         converge = self.oracle.tensor_operation(ctx)
+        if ctx.kwargs and not _holds_keywords(converge, ctx):
+            return None
         spec = getattr(answer, "lowering", None)
         if converge is None or type(spec) not in OP_SPEC_KINDS:
             return converge
@@ -734,6 +738,18 @@ class SiteFinder:
                 for grandchild in children(child):
                     self.collect(function, grandchild, conv, opts, out)
                 leaves.append(child)
+
+
+def _holds_keywords(converge: Converge | None, ctx: CallContext) -> bool:
+    """Whether the op `converge` records every keyword of the call as its attribute of
+    the same name and literal value (so the keyword's meaning is the op's)."""
+    if converge is None:
+        return False
+    held, given = converge.attributes, ctx.kw_constants
+    return all(
+        k in held and k in given and type(held[k]) is type(given[k]) and held[k] == given[k]
+        for k in ctx.kwargs
+    )
 
 
 def _numbers(func: ast.FunctionDef) -> frozenset[str]:

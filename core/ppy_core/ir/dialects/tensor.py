@@ -261,15 +261,30 @@ class SelectOp(_Elementwise):
 
 
 class ReduceOp(Operation):
-    """Whole-tensor reduction, in the order of the library it came from.
+    """Whole-tensor reduction, in the order of the library it came from; with `axis`
+    (only -1, the last) each row along it reduced alone, a tensor of the source's
+    element (`keepdims`: the axis kept, of length 1).
 
     %s = tensor.reduce %x {op = "add"} : (tensor<?xf64>) -> f64
+    %m = tensor.reduce %x {op = "max", axis = -1, keepdims = true} : (tensor<*xf32>)
+        -> tensor<*xf32>
     """
 
     name: ClassVar[str] = "tensor.reduce"
     op = attribute(str, one_of=REDUCTIONS)
+    axis = attribute(int, one_of=(-1,), optional=True)
+    keepdims = attribute(bool, optional=True)
     source = operand(TensorType)
-    out = result(ScalarType)
+    out = result(Operand)
+
+    def verify_extra(self) -> None:
+        out, source = self.results[0].type, self.operands[0].type
+        if "axis" not in self.attributes:
+            if not isinstance(out, ScalarType) or "keepdims" in self.attributes:
+                self.fail(f"a whole reduction gives a scalar (no keepdims), not {out}")
+            return
+        if not isinstance(out, TensorType) or out.element != source.element:
+            self.fail(f"a reduction along an axis gives a tensor of {source.element}, not {out}")
 
 
 class CastOp(_Elementwise):

@@ -44,6 +44,11 @@ PAR_THRESHOLD: dict[str, int] = {
     "max": 500_000,
     "min": 500_000,
     "prod": -1,
+    # rows along the last axis split by rows (as memory-bound as a whole reduction)
+    **dict.fromkeys(
+        (f"{op}_{extent}" for op in ("sum", "max", "min") for extent in ("rows", "rows_keep")),
+        500_000,
+    ),
 }
 #: kernels that call NumPy loops (transcendentals) are compute-bound: split earlier
 PAR_THRESHOLD_LOOPS = 10_000
