@@ -201,12 +201,21 @@ class Converge:
     `op` is an operation name ("tensor.unary"), `attributes` its attributes
     ({"op": "sin"}), `result` the type of the value it produces. `operands` picks,
     by position, which of the call's operands the op takes (None: all of them; e.g.
-    `a ** 2` converging onto `tensor.unary {op = "square"}` takes only (0,))."""
+    `a ** 2` converging onto `tensor.unary {op = "square"}` takes only (0,)).
+
+    `views`, one per operand taken (None: that operand itself), is a basic index the op
+    reads the operand through, each item a slice's `(lower, upper, step)`, an int, or
+    None (a new axis): `np.outer(u, v)` of two vectors is `tensor.mul` of `u[:, None]`
+    and `v[None, :]`, `views=(((None, None, None), None), (None, (None, None, None)))`.
+    The core takes it only for an operand whose type the call's guard proves (a
+    specialization's parameter, `compiler/frontend/implied.py`); else the call is the
+    library's."""
 
     op: str
     result: Type
     attributes: Mapping[str, Any] = field(default_factory=dict)
     operands: tuple[int, ...] | None = None
+    views: tuple[tuple[Any, ...] | None, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,6 +240,8 @@ class NumpyPlugin(Plugin):
             return _row_reduction(ctx)
         if ctx.kwargs or not all(map(_fusible, args)):
             return None  # out=, where=, dtype=, axis=...: NumPy's own business
+        if callee == T.OUTER:
+            return _outer(args)
         if callee.startswith("numpy.") and callee[6:] in T.REDUCTIONS and len(args) == 1:
             if _is_float(args[0]) and not isinstance(args[0], ScalarType):
                 return Converge("tensor.reduce", F64, {"op": T.REDUCTIONS[callee[6:]]})
@@ -342,6 +344,19 @@ def _intrinsic(callee: str) -> IntrinsicSpec | None:
     if callee in T.SIGN_FUNCTIONS:
         return IntrinsicSpec(T.SIGN_FUNCTIONS[callee].removeprefix("tensor."))
     return None
+
+
+def _outer(args: tuple[Type, ...]) -> Converge | None:
+    """`np.outer(u, v)` of two arrays of rank 1 (exactly: a vector's ravel is itself) is
+    `u[:, None] * v[None, :]`, NumPy's `multiply` of the two views; the core takes the
+    views only where the call's guard proves the ranks (`Converge.views`)."""
+    vectors = [t for t in args if isinstance(t, TensorType) and t.rank == 1]
+    if len(args) != 2 or len(vectors) != 2 or not all(map(_is_array, vectors)):
+        return None
+    result = _elementwise_result(args, "mul")
+    if result is None:
+        return None
+    return Converge("tensor.mul", TensorType(result.element, None, T.LIBRARY), views=T.OUTER_VIEWS)
 
 
 def _where(args: tuple[Type, ...], constants: tuple[Any, ...]) -> Converge | None:

@@ -139,6 +139,11 @@ METHOD_REDUCTIONS: Final = ("sum", "prod", "mean", "max", "min")
 #: methods that are the function of the same name with the array first
 METHOD_ALIASES: Final = (*METHOD_REDUCTIONS, "clip")
 
+#: `np.outer(u, v)` of two vectors: `multiply(u[:, None], v[None, :])`, as NumPy's own
+#: `outer` computes it (of arrays of other ranks, of their ravels: NumPy runs those)
+OUTER: Final = "numpy.outer"
+OUTER_VIEWS: Final = (((None, None, None), None), (None, (None, None, None)))
+
 LINALG: Final = {f"numpy.{n}": n for n in ("dot", "matmul", "inner", "vdot", "tensordot")}
 #: `np.histogram`: its counts are np.intp (int64 on the 64-bit platforms kernels run on)
 HISTOGRAM: Final = "numpy.histogram"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ppy_core.compiler.frontend.bound import binding_counts
@@ -14,6 +14,7 @@ from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.described import described_types
+from ppy_core.compiler.frontend.implied import implied_views, view_type
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.masked import Masked
 from ppy_core.compiler.frontend.masked import admits as masked_admits
@@ -88,6 +89,9 @@ class ExprSite:
     # the site runs only where these hold, else Python's statement does: a leaf read
     # late (`dt / dx**2`) must not raise out of Python's order (speculate.safe_tests)
     tests: list[ast.expr] = field(default_factory=list)
+    # views an op implies (`implied.py`): leaves the program never wrote, each of a name
+    # the fallback reads in place (all occurrences, repeats included)
+    implied: list[ast.Subscript] = field(default_factory=list)
 
     def slot(self, node: ast.expr) -> int | None:
         """The kernel leaf a leaf occurrence is, or None if `node` is no leaf."""
@@ -187,6 +191,9 @@ class SiteFinder:
         self.speculator: Speculator | None = None
         self.barriers: set[int] = set()  # nodes holding a call that writes, does IO, calls back
         self.deferred: set[int] = set()  # views the runtime takes from their names (views.py)
+        # id(a view an op implies) -> (it, its type) (implied.py); holding each view keeps
+        # its id from being reused by another node
+        self.implied: dict[int, tuple[ast.Subscript, Type]] = {}
         # the module's classes (name -> "module.Class", and their types) and the types of
         # the names it binds once: `run` reads them before typing any function
         self.local_names: Mapping[str, str] = {}
@@ -574,13 +581,19 @@ class SiteFinder:
             )
             library, arrays = site_library(site), self.oracle.speculative_arrays()
             site.leaf_types = [guessed_leaf(t, library, arrays) for t in typed]
+            for i, leaf in enumerate(site.leaves):  # implied views: typed by their op
+                if id(leaf) in self.implied:
+                    site.leaf_types[i] = self.implied[id(leaf)][1]
+                    site.assumed = tuple(k for k in site.assumed if k != i)
         if store is not None:
             self.stores(function, store, root, conv, typer, new)
             if store.form != ASSIGN and not any(s.store is store for s in new):
                 return False  # the target is no leaf of a stored tree: nothing is kept
         for site in new:  # a store's target (an augmented one's first leaf) is no argument
             first = 0 if site.store is None or site.store.form == ASSIGN else 1
-            site.args, site.sources = arguments(site.leaves[first:], self.deferred)
+            site.args, site.sources = arguments(
+                site.leaves[first:], self.deferred | set(self.implied)
+            )
             site.id = self.next_id(function)  # ids in the order the sites were cut
         self.found.expr_sites.extend(new)
         return True
@@ -644,9 +657,18 @@ class SiteFinder:
             operands = [node.func.value, *node.args] if is_method else list(node.args)
             answer = self.call(node, typer.call_context(node, conv), operands)
         if answer is not None:
-            conv[id(node)] = answer
             picked = answer.operands
-            self.operands[id(node)] = operands if picked is None else [operands[i] for i in picked]
+            operands = operands if picked is None else [operands[i] for i in picked]
+            if answer.views is not None:  # `np.outer(u, v)`: `u[:, None] * v[None, :]`
+                viewed = implied_views(operands, answer.views, self.observed, typer.env)
+                if viewed is None:
+                    return
+                for view, operand in zip(viewed, operands, strict=True):
+                    if isinstance(view, ast.Subscript) and view is not operand:
+                        self.implied[id(view)] = (view, view_type(typer.expr(operand, conv)))
+                operands = viewed
+            conv[id(node)] = answer
+            self.operands[id(node)] = operands
 
     def call(
         self, node: ast.Call, ctx: CallContext | None, operands: list[ast.expr]
@@ -683,7 +705,7 @@ class SiteFinder:
         if converge is None or type(spec) not in OP_SPEC_KINDS:
             return converge
         attributes = {**converge.attributes, LOWERING_ATTRIBUTE: spec_attribute(spec)}
-        return Converge(converge.op, converge.result, attributes, converge.operands)
+        return replace(converge, attributes=attributes)
 
     def collect(
         self,
@@ -706,7 +728,7 @@ class SiteFinder:
             or conv[id(n)].op == "tensor.reduce"
             for n in tree_nodes(node, conv, self.operands)
         ):
-            unique, repeats = share(*dedupe(leaves), self.deferred)
+            unique, repeats = share(*dedupe(leaves), self.deferred | set(self.implied))
             site = ExprSite(
                 "",
                 function,
@@ -716,6 +738,7 @@ class SiteFinder:
                 unique,
                 opts.fastmath,
                 repeats=repeats,
+                implied=[self.implied[id(v)][0] for v in leaves if id(v) in self.implied],
             )
             out.append(site)
 

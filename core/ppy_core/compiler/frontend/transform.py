@@ -172,13 +172,15 @@ def _masked_statement(stmt: ast.stmt, site: ExprSite, params: dict[int, str]) ->
 def _params(site: ExprSite) -> dict[int, str]:
     """id(node) -> the fallback's parameter it reads: each occurrence of a leaf its
     argument's; of a view the runtime takes, the view's name (the view is evaluated in
-    place); of an augmented store's target leaf `__ppy_t` (for `a OP= v`, the value's
+    place; a view an op implies is not in the tree, its name is the op's operand); of
+    an augmented store's target leaf `__ppy_t` (for `a OP= v`, the value's
     other reads of `a` are the same object)."""
     first = len(site.leaves) - len(site.sources)
     slots = {id(leaf): i for i, leaf in enumerate(site.leaves)}
     slots.update(site.repeats)
     params: dict[int, str] = {}
-    for node in ast.walk(site.node):
+    # a view an op implies is no node of the tree; its name is (`implied.py`)
+    for node in [*ast.walk(site.node), *site.implied]:
         i = slots.get(id(node))
         if i is None:
             continue
