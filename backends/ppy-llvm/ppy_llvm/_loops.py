@@ -19,8 +19,11 @@ The function's C signature is ``int32 f(int64 *args, int64 *out)``:
   NumPy would broadcast, `_loops_outer`), 6 run the call
   as Python, where only arrays the function made were written (`_loops_flip`),
   7 ValueError (an array statement's lengths: out[1] which of NumPy's messages,
-  out[2..3] the lengths, `_loops_vector`), 8 MemoryError (its temporary, out[1]
-  float64s). Stores made before an error stay made, as in Python.
+  out[2..3] the lengths, `_loops_vector`), 8 MemoryError (a temporary or copy
+  malloc could not give: out[1] its length, out[2] its second axis or 0, out[3] its
+  dtype, 0 float64, 1 int64, 2 int32). Stores made before an error stay made, as in
+  Python. Every malloc is checked: where it cannot give what it should, the exit is 8
+  or, before anything the caller sees was written, 5 or 6 (Python's run raises).
 * np.dot / @ call NumPy's own BLAS `ddot` through the library's global
   ``ppy_loops_blas_ddot``, which the loader sets (`_loops_blas`).
 

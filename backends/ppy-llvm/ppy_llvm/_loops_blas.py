@@ -17,6 +17,9 @@ umath/matmul.c.src):
   (unaligned data is buffered contiguous first, as the ufunc machinery does).
 * the FP flags NumPy checks after the call (its "overflow encountered in dot"):
   inf or NaN results only; the routine is rerun with the flags cleared and read.
+* a copy that cannot be allocated (malloc's NULL) frees the other, sets NO_MEMORY_FLAG
+  in the flags word and returns 0.0; the caller clears the bit and returns NumPy's
+  MemoryError (`NO_MEMORY`, out[1] the length), as PyArray_NewCopy would raise.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ DDOT_GLOBAL = "ppy_loops_blas_ddot"
 #: <fenv.h> on x86-64 glibc: the bits fetestexcept reports
 FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW, FE_ALL_EXCEPT = 0x01, 0x04, 0x08, 0x3D
 QUIET_BIT = 0x0008000000000000
+#: a bit of the flags word no NumPy event uses (events take bits below 3 * FLAG_STRIDE):
+#: a copy could not be allocated; `memory_check` turns it into NO_MEMORY
+NO_MEMORY_FLAG = 1 << 62
 
 
 class BlasOps:
@@ -90,7 +96,20 @@ class BlasOps:
         self.fail(b_.icmp_signed("!=", na, nb), SHAPE_ERROR, [which, na, nb])
         helper = dot_function(self, kind)
         args = [na, b_.bitcast(pa, i8p), sa, b_.bitcast(pb, i8p), sb, self.flags]
-        self.put(op, b_.call(helper, args))
+        value = b_.call(helper, args)
+        self.memory_check(na)
+        self.put(op, value)
+
+    def memory_check(self, length: Any) -> None:
+        """After a dot: NumPy's MemoryError (`NO_MEMORY`, out[1] the length) where a
+        copy could not be allocated; the bit is cleared first, so out[4] keeps events only."""
+        from ._loops_vector import NO_MEMORY
+
+        b_ = self.b
+        word = b_.load(self.flags)
+        b_.store(b_.and_(word, self.i64(~NO_MEMORY_FLAG)), self.flags)
+        short = b_.icmp_unsigned("!=", b_.and_(word, self.i64(NO_MEMORY_FLAG)), self.i64(0))
+        self.fail(short, NO_MEMORY, [length, self.i64(0), self.i64(0)])  # 1-D, float64
 
     def _clamp(self, x: Any, n: Any) -> Any:
         """A slice bound as `slice.indices` makes it for step 1: within [0, n]."""
@@ -115,13 +134,13 @@ def dot_function(host: Any, kind: str) -> Any:
     fn.linkage = "internal"
     b_ = ir.IRBuilder(fn.append_basic_block("entry"))
     n, pa, sa, pb, sb, flags = fn.args
-    r = b_.call(value, [n, pa, sa, pb, sb])
+    r = b_.call(value, [n, pa, sa, pb, sb, flags])
     special = b_.not_(b_.fcmp_ordered("<", _fabs(module, b_, r), f64(float("inf"))))
     with b_.if_then(special, likely=False):  # rerun with the flags cleared, and read them
         clear = _libc(module, "feclearexcept")
         test = _libc(module, "fetestexcept")
         b_.call(clear, [ir.IntType(32)(FE_ALL_EXCEPT)])
-        b_.call(value, [n, pa, sa, pb, sb])
+        b_.call(value, [n, pa, sa, pb, sb, flags])
         raised = b_.call(test, [ir.IntType(32)(FE_ALL_EXCEPT)])
         from ._loops_scalar import FLAG_OPS, FLAG_STRIDE
 
@@ -139,16 +158,17 @@ def dot_function(host: Any, kind: str) -> Any:
 
 
 def _value_function(host: Any, kind: str) -> Any:
-    """`double value(n, u, su, v, sv)`: NumPy's result, noinline so that its FP ops
-    stay between the caller's feclearexcept and fetestexcept."""
+    """`double value(n, u, su, v, sv, i64 *flags)`: NumPy's result, noinline so that its
+    FP ops stay between the caller's feclearexcept and fetestexcept (`flags`: where a
+    copy that could not be allocated sets NO_MEMORY_FLAG)."""
     module, ir = host.module, host.ir
     f64, i64, i8p = host.f64, host.i64, ir.IntType(8).as_pointer()
-    fnty = ir.FunctionType(f64, [i64, i8p, i64, i8p, i64])
+    fnty = ir.FunctionType(f64, [i64, i8p, i64, i8p, i64, i64.as_pointer()])
     fn = ir.Function(module, fnty, name=f"ppy_loops_vdot_{kind}_value")
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     b_ = ir.IRBuilder(fn.append_basic_block("entry"))
-    n, pa, sa, pb, sb = fn.args
+    n, pa, sa, pb, sb, flags = fn.args
     zero = i64(0)
     with b_.if_then(b_.icmp_signed("==", n, zero), likely=False):
         b_.ret(f64(0.0))
@@ -168,7 +188,7 @@ def _value_function(host: Any, kind: str) -> Any:
             bad = b_.or_(bad, b_.icmp_unsigned("!=", b_.and_(s, i64(7)), zero))
         start = b_.block
         with b_.if_then(bad, likely=False):
-            buffer = _copy(host, b_, n, p, s)
+            buffer = _copy(host, b_, n, p, s, copies, flags)
             inside = b_.block
         p2 = b_.phi(i8p)
         p2.add_incoming(p, start)
@@ -234,10 +254,18 @@ def _plain_sum(host: Any, b_: Any, n: Any, pa: Any, sa: Any, pb: Any, sb: Any) -
     return b_.load(s_slot)
 
 
-def _copy(host: Any, b_: Any, n: Any, p: Any, s: Any) -> Any:
-    """A malloc'ed contiguous copy of the view (NumPy's PyArray_NewCopy)."""
+def _copy(host: Any, b_: Any, n: Any, p: Any, s: Any, copies: list, flags: Any) -> Any:
+    """A malloc'ed contiguous copy of the view (NumPy's PyArray_NewCopy). None to be
+    had: the `copies` made before it freed, NO_MEMORY_FLAG set in `flags`, 0.0 returned."""
     f64, i64 = host.f64, host.i64
     buffer = b_.call(_libc(host.module, "malloc"), [b_.mul(n, i64(8))])
+    null = b_.icmp_unsigned("==", b_.ptrtoint(buffer, i64), i64(0))
+    with b_.if_then(null, likely=False):
+        for copied, q in copies:
+            with b_.if_then(copied, likely=False):
+                b_.call(_libc(host.module, "free"), [q])
+        b_.store(b_.or_(b_.load(flags), i64(NO_MEMORY_FLAG)), flags)
+        b_.ret(f64(0.0))
     fn = b_.function
     head, body, done = (fn.append_basic_block(x) for x in ("copy_cond", "copy_body", "copy_end"))
     k_slot = b_.alloca(i64)
@@ -314,4 +342,4 @@ def _ddot(host: Any, b_: Any) -> Any:
     return b_.load(slot)
 
 
-__all__ = ["DDOT_GLOBAL", "KINDS", "SHAPE_ERROR", "BlasOps", "dot_function"]
+__all__ = ["DDOT_GLOBAL", "KINDS", "NO_MEMORY_FLAG", "SHAPE_ERROR", "BlasOps", "dot_function"]

@@ -5,10 +5,12 @@ itself), then runs its in-place ufunc `V op= t`. Every element of each is one IE
 operation; what NumPy's inner loops may choose differently is only which NaN comes
 out when both operands are NaN, and with a lone NaN operand every x86 loop returns
 that NaN quieted. So the function keeps a lone NaN's quieted bits, and two NaNs
-whose quieted bits agree; where two different NaNs meet, or the lengths differ
-(NumPy would broadcast a length-1 W or raise), it returns RERUN and the call runs
-as Python from its start (the front end emits the op only in functions that write
-no array but those they make up front, so nothing the caller sees was changed).
+whose quieted bits agree; where two different NaNs meet, the lengths differ
+(NumPy would broadcast a length-1 W or raise), or the temporary cannot be allocated
+(Python's run raises NumPy's MemoryError where memory is still short), it returns
+RERUN and the call runs as Python from its start (the front end emits the op only in
+functions that write no array but those they make up front, so nothing the caller
+sees was changed).
 NumPy's warnings ("overflow encountered in multiply" / "... in add") come from the
 operands and the result of every inf or NaN element, as for the scalar updates.
 """
@@ -69,6 +71,8 @@ def flip_function(host: Any, name: str, form: str) -> Any:
         conflict = b_.alloca(i1)
         b_.store(i1(0), conflict)
         buffer = b_.call(_libc(module, "malloc"), [b_.mul(nv, i64(8))])
+        with b_.if_then(b_.icmp_unsigned("==", b_.ptrtoint(buffer, i64), i64(0)), likely=False):
+            b_.ret(i1(1))  # no temporary to be had: Python's run says what NumPy does
         temp = b_.bitcast(buffer, f64.as_pointer())
 
         def make(k: Any) -> None:  # t[k] = s * np.flip(W)[k]

@@ -6,7 +6,9 @@ array: each index wrapped if negative, the first out of range raising
 expression. Its `@` / `np.dot` then takes two vectors as `loops.dot` does, so the
 same internal function (`_loops_blas.dot_function`: NumPy's own `ddot` or its
 plain loop, with its flags) runs on the gathered copy, the operands in the order
-written. The copy lives on the stack up to STACK elements, else in malloc'ed memory.
+written. The copy lives on the stack up to STACK elements, else in malloc'ed memory;
+where none is to be had, NumPy's MemoryError (`NO_MEMORY`, out[1] the length) before
+any index is checked, as NumPy allocates `x[idx]` before it fills it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._loops_blas import KINDS, SHAPE_ERROR, _libc, dot_function
+from ._loops_vector import NO_MEMORY
 
 STACK = 64  # elements gathered into a stack buffer before malloc is worth its cost
 #: bytes of an index element, and whether it is sign-extended
@@ -33,6 +36,7 @@ class GatherOps:
     contiguous: bool
     view_of: Any
     fail: Any
+    memory_check: Any
     put: Any
 
     def op_gather_dot(self, op: Any) -> None:
@@ -59,6 +63,8 @@ class GatherOps:
         status = b_.extract_value(both, 1)
         self.fail(b_.icmp_signed("==", status, self.i32(INDEX_ERROR)), INDEX_ERROR, [])
         self.fail(b_.icmp_signed("==", status, self.i32(SHAPE_ERROR)), SHAPE_ERROR, [])
+        self.fail(b_.icmp_signed("==", status, self.i32(NO_MEMORY)), NO_MEMORY, [])
+        self.memory_check(nv)  # the dot's copy of a view BLAS cannot take
         self.put(op, b_.extract_value(both, 0))
 
 
@@ -85,7 +91,12 @@ def gather_function(host: Any, kind: str, side: str, index_kind: str) -> Any:
     big = b_.icmp_signed(">", n, i64(STACK))
     start = b_.block
     with b_.if_then(big, likely=False):
-        heap = b_.bitcast(b_.call(_libc(module, "malloc"), [b_.mul(n, i64(8))]), fp)
+        raw = b_.call(_libc(module, "malloc"), [b_.mul(n, i64(8))])
+        with b_.if_then(b_.icmp_unsigned("==", b_.ptrtoint(raw, i64), i64(0)), likely=False):
+            for k, word in enumerate((n, i64(0), i64(0))):  # NO_MEMORY's: 1-D, float64
+                b_.store(word, b_.gep(out, [i64(1 + k)]))
+            b_.ret(b_.insert_value(ir.Constant(pair, ir.Undefined), i32(NO_MEMORY), 1))
+        heap = b_.bitcast(raw, fp)
         inside = b_.block
     buffer = b_.phi(fp)
     buffer.add_incoming(stack, start)

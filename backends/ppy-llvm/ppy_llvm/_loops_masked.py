@@ -14,8 +14,10 @@ the order its compiler gave the additions (`_kernels.PAIRS_TOP`); a sum that is 
 NaN (NumPy's overflow or invalid warning, or its NaN's bits), a mean below the normal
 range (the division's underflow, which np.errstate may report), an empty selection's
 mean (NumPy's "Mean of empty slice" warning and NaN) and operands of lengths that differ
-(NumPy broadcasts or raises) are left to Python: the call returns RERUN (the front end
-emits the op only in functions that write no array but those they make up front). Every
+(NumPy broadcasts or raises) and a selection whose block cannot be allocated (Python's
+run raises NumPy's MemoryError where memory is still short) are left to Python: the
+call returns RERUN (the front end emits the op only in functions that write no array
+but those they make up front). Every
 other sum of finite values is one association of IEEE additions, the same bits in any
 operand order. `ppy_loops_probe_pairwise` is the sum alone: the adapter proves it
 against NumPy's on this build before the library runs (ppy_numpy._runtime.masked).
@@ -111,6 +113,8 @@ def masked_function(host: Any, tree: tuple[str, ...], na: int, ns: int, reduce: 
         )
         with b_.if_then(full, likely=False):
             block = b_.call(_libc(module, "malloc"), [b_.mul(n, i64(8))])
+            with b_.if_then(b_.icmp_unsigned("==", b_.ptrtoint(block, i64), i64(0)), False):
+                b_.ret(b_.insert_value(ir.Constant(pair, ir.Undefined), i1(1), 1))  # RERUN
             b_.store(block, heap)
             moved = b_.bitcast(block, fp)
             _copy(host, b_, stack, moved, i64(STACK))

@@ -15,6 +15,12 @@ depend on its inner loop (a NaN met, which NaN it keeps; x and t equal with
 different bits, 0.0 and -0.0) or a warning is due (a sum overflowing to inf), X
 is restored from that copy and the call runs as Python from its start (`LAYOUT`):
 the caller never sees the pass's writes.
+
+Memory (malloc's NULL): no copy of X on entry is `LAYOUT` before anything ran; no copy
+of u or v in the pass is, for float64, X restored and `LAYOUT`, and for integers
+NumPy's MemoryError (`NO_MEMORY`, out[1..2] X's shape, out[3] its dtype), which
+`np.add.outer`'s larger temporary would raise there. Python's run raises NumPy's own
+where memory is short.
 """
 
 from __future__ import annotations
@@ -44,11 +50,16 @@ class OuterOps:
         kind = op.operands[0].type.element.kind
         fn = outer_function(self, op.attributes["fn"], kind)
         special = b_.call(fn, [data, shape[0], s0, shape[1], s1, pu, su, pv, sv])
-        if kind == "f64":  # NumPy's loop would decide: X as it was, and Python
+        if kind == "f64":  # NumPy's loop would decide (or no memory): X as it was, and Python
             with b_.if_then(special, likely=False):
                 buffer = self.outer_copies[id(op.operands[0])]
                 b_.call(copy_function(self), [data, shape[0], s0, shape[1], s1, buffer, self.i1(1)])
                 self.finish(LAYOUT)
+        else:  # integers: `special` is only no memory for u and v; np.add.outer's
+            from ._loops_vector import NO_MEMORY  # (n0, n1) temporary would be none either
+
+            dtype = self.i64(2 if kind == "i32" else 1)  # out[3]: int32 2, int64 1
+            self.fail(special, NO_MEMORY, [shape[0], shape[1], dtype])
 
 
 def _layout(host: Any, array: Any) -> tuple[Any, Any, Any, Any]:
@@ -80,7 +91,10 @@ def entry_checks(host: Any) -> None:
         data, shape, s0, s1 = _layout(host, target)
         count = b_.mul(shape[0], shape[1])
         size = b_.mul(b_.add(count, host.i64(1)), host.i64(8))  # malloc(0) may be NULL
-        buffer = b_.bitcast(b_.call(_libc(host.module, "malloc"), [size]), host.f64.as_pointer())
+        raw = b_.call(_libc(host.module, "malloc"), [size])
+        with b_.if_then(b_.icmp_unsigned("==", b_.ptrtoint(raw, host.i64), host.i64(0)), False):
+            host.finish(LAYOUT)  # no copy to be had: Python runs it (the copies before, freed)
+        buffer = b_.bitcast(raw, host.f64.as_pointer())
         b_.call(copy_function(host), [data, shape[0], s0, shape[1], s1, buffer, host.i1(0)])
         host.outer_copies[id(target)] = buffer
         host.snapshots.append(buffer)
@@ -133,7 +147,8 @@ def _size(array: Any) -> int:
 def outer_function(host: Any, fn_name: str, kind: str) -> Any:
     """`i1 ppy_loops_outer_<fn>_<kind>(i8 *X, n0, s0, n1, s1, i8 *u, su, i8 *v, sv)`
     (internal; byte strides): for float64, whether an element was one NumPy's loop
-    decides (`_undecided`: the caller restores X and runs Python)."""
+    decides (`_undecided`: the caller restores X and runs Python); true too, X not
+    written, where the copies of u and v could not be allocated."""
     module, ir = host.module, host.ir
     key = f"ppy_loops_outer_{fn_name}_{kind}"
     fn = module.globals.get(key)
@@ -154,8 +169,14 @@ def outer_function(host: Any, fn_name: str, kind: str) -> Any:
     with b_.if_then(empty, likely=False):
         b_.ret(host.i1(0))
     malloc, free = _libc(module, "malloc"), _libc(module, "free")
-    ub = b_.bitcast(b_.call(malloc, [b_.mul(n0, i64(size))]), ep)
-    vb = b_.bitcast(b_.call(malloc, [b_.mul(n1, i64(size))]), ep)
+    ur, vr = b_.call(malloc, [b_.mul(n0, i64(size))]), b_.call(malloc, [b_.mul(n1, i64(size))])
+    null = ir.Constant(i8p, None)
+    short = b_.or_(b_.icmp_unsigned("==", ur, null), b_.icmp_unsigned("==", vr, null))
+    with b_.if_then(short, likely=False):  # free(NULL) does nothing
+        b_.call(free, [ur])
+        b_.call(free, [vr])
+        b_.ret(host.i1(1))
+    ub, vb = b_.bitcast(ur, ep), b_.bitcast(vr, ep)
     for buffer, p, s, n in ((ub, pu, su, n0), (vb, pv, sv, n1)):  # u and v as they were
 
         def copy(k: Any, buffer: Any = buffer, p: Any = p, s: Any = s) -> None:

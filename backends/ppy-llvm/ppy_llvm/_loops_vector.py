@@ -423,7 +423,8 @@ class VectorOps(VectorChunks, VectorWarnings):
         size = b_.mul(b_.select(b_.icmp_signed(">", length, i64(0)), length, i64(1)), i64(8))
         raw = b_.call(_libc(self.module, "malloc"), [size])
         # NumPy's MemoryError where its temporary could not be had (out[1]: its length)
-        self.fail(b_.icmp_unsigned("==", b_.ptrtoint(raw, i64), i64(0)), NO_MEMORY, [length])
+        null = b_.icmp_unsigned("==", b_.ptrtoint(raw, i64), i64(0))
+        self.fail(null, NO_MEMORY, [length, i64(0), i64(0)])  # 1-D, float64
         buffer = b_.bitcast(raw, self.f64.as_pointer())
         self._count(length, lambda e: b_.store(self._quick(plan, e), b_.gep(buffer, [e])))
         one = b_.icmp_signed("==", length, i64(1))

@@ -35,6 +35,7 @@ LAYOUT = 5  # the function's "run this call as Python" (it returns it before run
 RERUN = 6  # "run it as Python": it wrote only the arrays the site made for it
 BROADCAST = 7  # NumPy's ValueError of an array statement (ppy_llvm._loops_vector)
 NO_MEMORY = 8  # its MemoryError: the temporary could not be allocated
+_MEMORY_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32))  # by out[3]
 LOOPS_ABI = 3  # the calling convention of ppy_llvm._loops this loader speaks
 ARG_BOUND = 2**32  # the front end's proof assumes |int argument| and every dim below it
 _DTYPES = {"f64": np.dtype(np.float64), "i64": np.dtype(np.int64)}
@@ -252,9 +253,11 @@ class LoopsSite:
             raise ZeroDivisionError(self.zero[out[1]])
         if code == BROADCAST:  # an array statement's lengths (out[1]: which message)
             raise ValueError(_broadcast_message(*out[1:4]))
-        if code == NO_MEMORY:  # an array statement's temporary of out[1] float64s
-            np.empty(out[1])  # NumPy's own MemoryError, where memory is still short
-            raise MemoryError(f"ppy: no memory for a temporary of {out[1]} float64s")
+        if code == NO_MEMORY:  # a temporary of out[1] elements (out[2]: a second axis)
+            shape = (out[1], out[2]) if out[2] else (out[1],)
+            dtype = _MEMORY_DTYPES[out[3]]  # out[3]: its dtype, float64 unless set
+            np.empty(shape, dtype)  # NumPy's own MemoryError, where memory is still short
+            raise MemoryError(f"ppy: no memory for a temporary of shape {shape} ({dtype})")
         if code == 4:  # np.dot (out[1] 0) or @ (1) of lengths out[2] and out[3]
             n1, n2 = out[2], out[3]
             if out[1] == 0:
