@@ -203,17 +203,22 @@ static void store_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
         g++;
     }
     ppy_map_fn kernel = (ppy_map_fn)s->kernel;
-    npy_intp step = gathers || oscratch ? PPY_SCRATCH : L;
+    npy_intp step = gathers || oscratch ? PPY_GATHER_CHUNK : L;
     for (npy_intp r = r0; r < r1 && *status == 0.0; r++) {
         for (npy_intp c0 = 0; c0 < L; c0 += step) {
             npy_intp len = L - c0 < step ? L - c0 : step;
+            char *bufs[MAXARGS], *srcs[MAXARGS];
+            npy_intp sts[MAXARGS];
+            int m = 0;
             for (int k = 0, g = 0; k < na; k++) {
                 npy_intp st = p->strides[k][nd - 1];
                 if (st == isz) { args[k] = row[k] + c0 * isz; continue; }
                 char *buf = (char *)(scratch + (size_t)PPY_SCRATCH * g++);
-                if (!constant[k]) gather_items(buf, row[k] + c0 * st, st, len, isz);
+                if (!constant[k] && isz == 8) bufs[m] = buf, srcs[m] = row[k] + c0 * st, sts[m++] = st;
+                else if (!constant[k]) gather_items(buf, row[k] + c0 * st, st, len, isz);
                 args[k] = buf;
             }
+            if (m) gather_many(bufs, srcs, sts, m, len);
             char *dst = oscratch ? (char *)oscratch : row[na] + c0 * isz;
             kernel(args, job->scalars, dst, 0, len, s->loops);
             if (!s->itype && items_have_nan(dst, len, isz)) { *status = 1.0; break; }

@@ -132,6 +132,44 @@ static void gather(double *restrict buf, const char *src, npy_intp st, npy_intp 
     }
 }
 
+/* gather() of m operands' rows at once, element by element. Views of one array at
+   neighbouring offsets (u[:, :, k - 1], u[:, :, k], u[:, :, k + 1]) stride through the
+   same cache lines and pages: read in one pass each line and page is fetched once, where
+   one gather after the other walks them all again. Float64 items of whole-item strides;
+   any other operand is gathered alone. */
+static void gather_many(char *const *bufs, char *const *srcs, const npy_intp *sts, int m, npy_intp n) {
+    double *b[MAXARGS];
+    const double *s[MAXARGS];
+    npy_intp e[MAXARGS];
+    int t = 0;
+    for (int j = 0; j < m; j++) {
+        if (sts[j] % 8 != 0 || sts[j] == 0) { gather((double *)bufs[j], srcs[j], sts[j], n); continue; }
+        b[t] = (double *)bufs[j], s[t] = (const double *)srcs[j], e[t] = sts[j] / 8, t++;
+    }
+    for (int j = 0; j < t; j += 4) { /* four at a time: a loop over a variable count is slower */
+        double *restrict b0 = b[j], *b1 = b[j + 1 < t ? j + 1 : j], *b2 = b[j + 2 < t ? j + 2 : j];
+        double *b3 = b[j + 3 < t ? j + 3 : j];
+        const double *s0 = s[j];
+        npy_intp e0 = e[j];
+        switch (t - j) {
+        case 1:
+            gather(b0, (const char *)s0, e0 * 8, n);
+            break;
+        case 2:
+            for (npy_intp i = 0; i < n; i++) b0[i] = s0[i * e0], b1[i] = s[j + 1][i * e[j + 1]];
+            break;
+        case 3:
+            for (npy_intp i = 0; i < n; i++)
+                b0[i] = s0[i * e0], b1[i] = s[j + 1][i * e[j + 1]], b2[i] = s[j + 2][i * e[j + 2]];
+            break;
+        default:
+            for (npy_intp i = 0; i < n; i++)
+                b0[i] = s0[i * e0], b1[i] = s[j + 1][i * e[j + 1]], b2[i] = s[j + 2][i * e[j + 2]],
+                b3[i] = s[j + 3][i * e[j + 3]];
+        }
+    }
+}
+
 /* gather() for items of `isz` bytes (float64, int64: 8; float32, int32: 4). */
 static void gather_items(char *restrict buf, const char *src, npy_intp st, npy_intp n, int isz) {
     if (isz == 8) {
@@ -210,6 +248,10 @@ typedef struct {
    scratch: the chunk and the up to 8 elements a last chunk takes along. */
 #define PPY_ROW_CHUNK (4 * PPY_SCRATCH)
 #define PPY_ROW_BUF (PPY_ROW_CHUNK + 8)
+/* The chunk of a row with gathered operands (a multiple of the kernels' block and of 8):
+   its gathers' lines and pages stay in L1 and the TLB until the kernel and the scatter
+   of a store (_store.h) read them again. */
+#define PPY_GATHER_CHUNK 256
 /* The chunk of rows with an operand broadcast along them, whose value is stored into
    a scratch row once per row: the kernel is called more often, on fewer stores. */
 #define PPY_FILL_CHUNK 256
@@ -326,7 +368,8 @@ static int64_t rows_at_once(const strided_job *job, int64_t r0, int64_t r1) {
    of memory, else 0. Runs without the GIL, on any thread of the pool. A float row
    goes to the kernel in chunks of PPY_ROW_CHUNK (a multiple of the kernels' block and
    of 8; a last chunk of 8 elements or fewer joins the one before), each scanned for
-   NaN while it is still in cache. So every element of a row meets the operand order
+   NaN while it is still in cache (of PPY_GATHER_CHUNK where an operand is gathered:
+   they are gathered together, `gather_many`). So every element of a row meets the operand order
    of a NumPy loop call over the row (its vector body; its scalar tail, the last
    n % 8; a call of 8 elements or fewer as such) and the kernel's blocks over it. In
    an `order` job NumPy's calls are such rows, or span whole rows of a length that is
@@ -355,7 +398,7 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
     int splat = job->splat != NULL;
     ppy_map_fn kernel = (ppy_map_fn)(splat ? s->splat : s->kernel);
     const double *scalars = splat ? job->splat : job->scalars;
-    npy_intp step = gathers || s->kind == K_MAP ? PPY_ROW_CHUNK : L;
+    npy_intp step = gathers ? PPY_GATHER_CHUNK : s->kind == K_MAP ? PPY_ROW_CHUNK : L;
     int chunked = !job->order; /* rows scanned for NaN while in cache, gathered ones */
     for (int k = 0; k < na; k++) {
         chunked |= o.mode[k] == OP_GATHER;
@@ -372,12 +415,17 @@ static void strided_rows(void *ctx, int64_t r0, int64_t r1, double *status) {
         int scan = s->kind == K_MAP && (nan_broadcast || !job->order || s->f32) && !s->itype;
         for (npy_intp c0 = 0; c0 < L; c0 += step) {
             npy_intp len = L - c0 <= step + 8 ? L - c0 : step;
+            char *bufs[MAXARGS], *srcs[MAXARGS];
+            npy_intp sts[MAXARGS];
+            int m = 0;
             for (int k = 0; k < na; k++) {
                 npy_intp st = p->strides[k][nd - 1];
                 if (o.mode[k] == OP_IN_PLACE) { args[k] = o.row[k] + c0 * isz; continue; }
-                if (o.mode[k] == OP_GATHER) gather_items((char *)o.buf[k], o.row[k] + c0 * st, st, len, isz);
+                if (o.mode[k] == OP_GATHER && isz == 8) bufs[m] = (char *)o.buf[k], srcs[m] = o.row[k] + c0 * st, sts[m++] = st;
+                else if (o.mode[k] == OP_GATHER) gather_items((char *)o.buf[k], o.row[k] + c0 * st, st, len, isz);
                 args[k] = (char *)o.buf[k];
             }
+            if (m) gather_many(bufs, srcs, sts, m, len);
             char *out = orow + c0 * osize;
             kernel(args, scalars, out, 0, len, s->loops);
             if (scan && items_have_nan(out, len, isz)) {
