@@ -7,7 +7,8 @@ operand of fewer elements out to that shape and runs the kernel's flat loop: the
 values in the same order. Each call is compared with the same source run by NumPy
 (value bits with NaN payloads, dtype, exceptions, warnings) and the fast path is
 asserted; what stays refused (F-ordered or strided operands, shapes that do not
-broadcast, a NaN or +-0 result NumPy's order decides) is counted under its reason.
+broadcast, copies past 16 MiB, a NaN or +-0 result NumPy's order decides) is counted
+under its reason.
 """
 
 from __future__ import annotations
@@ -158,6 +159,18 @@ def test_large_broadcasts_and_threads(pair: Pair) -> None:
                 assert counts == {"fast": 1, "fallback": {}}, (function, with_reasons(counts))
     finally:
         set_num_threads(before)
+
+
+def test_spread_copies_are_bounded(pair: Pair) -> None:
+    """The copies of the operands spread out may hold 16 MiB (NumPy's own temporary is
+    result-sized): two copies of 2**20 float64 elements run fast, one more row is
+    NumPy's call (counted under the shape guard)."""
+    rng = np.random.default_rng(5)
+    for rows, fast in ((1024, True), (1025, False)):
+        a, b, c = rng.random((rows, 1024)), rng.random(1024), rng.random((rows, 1))
+        counts = _check(pair, "total", (a, b, c))
+        want = {"fast": 1, "fallback": {}} if fast else {"fast": 0, "fallback": {"guard: shape": 1}}
+        assert counts == want, (rows, with_reasons(counts))
 
 
 def test_refusals_keep_numpy(pair: Pair) -> None:
