@@ -172,3 +172,20 @@ def test_what_stays_numpys(pair: Pair) -> None:
     assert compare(pair, "row_sum", np.arange(6, dtype=np.int64).reshape(2, 3)) == 0
     assert compare(pair, "other_axis", grid) == 0
     assert compare(pair, "row_sum", [[1.0, 2.0]]) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_split_over_threads_keep_the_bits(pair: Pair, dtype: type) -> None:
+    """Past the rows' threading threshold (500,000 elements) the rows split over the
+    pool; each row is still reduced alone, so the bits are one thread's."""
+    from ppy_numpy._runtime import num_threads, set_num_threads
+
+    x = _array(np.random.default_rng(11), (4100, 129), dtype)
+    before = num_threads()
+    try:
+        for threads in (1, 2):
+            set_num_threads(threads)
+            for function in (*FUNCTIONS, "softmax"):
+                assert compare(pair, function, x) >= 1, (threads, function)
+    finally:
+        set_num_threads(before)
