@@ -149,9 +149,12 @@ def _helpers(tree: ast.Module) -> dict[str, ast.FunctionDef]:
         if a.defaults or helper_expression(stmt) is None:
             continue
         params = {p.arg for p in a.args}
+        # the body's names only: annotations (`b1: np.int32`) ran when the `def` did,
+        # and the body built in place never reads them (Python enforces none of them)
         if any(
             isinstance(n, ast.Name) and n.id not in params and not _callee(stmt, n)
-            for n in ast.walk(stmt)
+            for body in stmt.body
+            for n in ast.walk(body)
         ):
             continue  # it reads a global: the caller's value of it is not the helper's
         out[stmt.name] = stmt

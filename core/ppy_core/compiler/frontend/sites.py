@@ -475,7 +475,7 @@ class SiteFinder:
             for root in expression_roots(stmt, lambda n, m: self.remark(function, n, m))
         ]
         # Unannotated leaves may be taken as the module's arrays: `speculate.py`
-        floats = self.python_floats(func)
+        floats = self.python_floats(func, typer)
         speculation = self.speculator.body(body, typer, func, floats) if self.speculator else None
         stores = candidates(body)  # assignments whose result may go into the target
         numbers = _numbers(func) if func is not None else frozenset()
@@ -540,15 +540,18 @@ class SiteFinder:
                 return self.expression(function, made.root, typer, speculation, opts, made.store)
         return False
 
-    def python_floats(self, func: ast.FunctionDef | None) -> frozenset[str]:
-        """A specialization's parameters the call gave Python floats and the body never
-        rebinds (the dispatcher checks each call's classes: they are floats there)."""
-        if self.target is None or func is None:
+    def python_floats(self, func: ast.FunctionDef | None, typer: Typer) -> frozenset[str]:
+        """The parameters that are surely Python floats (`Typer.python_float`: annotated
+        `float`, or a specialization's call gave one) and that the body never rebinds."""
+        if func is None:
             return frozenset()
         bound = binding_counts(func)
-        described = self.target.described
+        described = self.target.described if self.target is not None else {}
+        a = func.args
         return frozenset(
-            name for name, d in described.items() if d[:1] == ("float",) and bound[name] == 1
+            arg.arg
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]
+            if bound[arg.arg] == 1 and typer.python_float(arg, described.get(arg.arg))
         )
 
     def expression(

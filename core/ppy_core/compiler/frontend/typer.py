@@ -4,9 +4,9 @@ plugins' hooks. What no plugin knows is UNKNOWN; typing never fails."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ppy_core.compiler.frontend.arithmetic import python_arithmetic
 from ppy_core.compiler.frontend.bound import binding_counts
@@ -28,6 +28,7 @@ BUILTIN_TYPES: Mapping[str, Type] = {
     "builtins.bool": I1,
     "builtins.None": NONE,
 }
+T = TypeVar("T")
 _COMPOUND = (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Subscript)
 _DTYPE_NAMES = {
     "float64": "f64",
@@ -88,9 +89,34 @@ class Typer:
             return self.observed.get(arg.arg, UNKNOWN)
         return self.annotation(arg.annotation)
 
+    def python_float(self, arg: ast.arg, described: tuple[Any, ...] | None = None) -> bool:
+        """Whether the parameter is surely a Python float (the number leaves of
+        `speculate.number_leaf`), the one place it is decided: annotated `float`, as the
+        typed sites read it (they evaluate `2 * dx` of an annotated `dx: float` before
+        the operations around it), else, a specialization, the call gave a Python float
+        (`described`, which the dispatcher checks per call). A NumPy float64 scalar is
+        not one: its division warns where Python's raises."""
+        if arg.annotation is None:
+            return described is not None and described[:1] == ("float",)
+        return self.in_module_scope(self.qualname, arg.annotation) == "builtins.float"
+
+    def in_module_scope(self, read: Callable[[ast.expr], T], node: ast.expr) -> T:
+        """`read(node)` with the names of the module, not the function's: Python
+        evaluates a parameter's annotation where the `def` runs (`def f(data:
+        npt.NDArray[np.float64], npt: int)`: `npt` there is the module's)."""
+        env, self.env = self.env, {}
+        try:
+            return read(node)
+        finally:
+            self.env = env
+
     def annotation(self, node: ast.expr | None) -> Type:
+        """The type an annotation names, its names read in the module's scope."""
         if node is None:
             return UNKNOWN
+        return self.in_module_scope(self._annotation, node)
+
+    def _annotation(self, node: ast.expr) -> Type:
         if isinstance(node, ast.Constant) and node.value is None:
             return NONE
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
