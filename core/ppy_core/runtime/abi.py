@@ -89,6 +89,9 @@ SWAPS_SUFFIX: Final = "_swaps"
 
 _LIBS: dict[str, ctypes.CDLL | None] = {}
 _WARNED: set[str] = set()
+#: (kind, leaves, loops) that `check_signature` passed: a module of hundreds of
+#: kernels has a few signatures
+_CHECKED: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
 #: the build side's records, defined in `runtime.kernels` (dataclasses), named here
 _LAZY = frozenset({"CompiledKernel", "Expression", "KernelSignature", "ProofCase"})
 
@@ -131,16 +134,18 @@ class KernelUnit:
         nan_ok: bool = False,
         fingerprint: str = "",
     ) -> None:
-        check_signature(kind, leaves, loops)
-        for name, value in (
-            ("symbol", symbol),
-            ("kind", kind),
-            ("leaves", leaves),
-            ("loops", loops),
-            ("nan_ok", nan_ok),
-            ("fingerprint", fingerprint),
-        ):
-            object.__setattr__(self, name, value)
+        signature = (kind, leaves, loops)
+        if type(loops) is not tuple or type(leaves) is not str or signature not in _CHECKED:
+            check_signature(kind, leaves, loops)
+            if type(loops) is tuple and type(leaves) is str:  # hashable: checked once
+                _CHECKED.add(signature)
+        put = object.__setattr__
+        put(self, "symbol", symbol)
+        put(self, "kind", kind)
+        put(self, "leaves", leaves)
+        put(self, "loops", loops)
+        put(self, "nan_ok", nan_ok)
+        put(self, "fingerprint", fingerprint)
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> KernelUnit:
@@ -198,7 +203,9 @@ class LoadedKernel:
         from pathlib import Path  # loaded already wherever a kernel is (numpy, torch ...)
 
         self.address, self.signature, self.keepalive = address, signature, keepalive
-        self.directory, self.files = Path(directory), tuple(files)
+        # a binder passes its module folder's Path: made again, ~10 µs a kernel
+        self.directory = directory if isinstance(directory, Path) else Path(directory)
+        self.files = tuple(files)
 
     def __repr__(self) -> str:
         return f"LoadedKernel(address={self.address:#x}, signature={self.signature!r})"
@@ -242,20 +249,32 @@ def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL | None:
     return _LIBS[key]
 
 
+def address_in(lib: ctypes.CDLL, symbol: str) -> int:
+    """The address of `symbol` in the open library `lib`, or 0 where it has none.
+
+    One dlsym on the library's handle: no ctypes function object is made (`getattr`
+    on a CDLL makes one and caches it on the handle, ~13 µs; a missing name raises
+    through two frames, ~15 µs), which a start binding hundreds of kernels (a module
+    whose sites differ in their literals: one wrapper symbol each) paid per site."""
+    from _ctypes import dlsym  # loaded with ctypes, which opened `lib`
+
+    try:
+        return dlsym(lib._handle, symbol) or 0
+    except OSError:  # not in the library (dlsym's NULL)
+        return 0
+
+
 def symbol_address(path: str, symbol: str) -> tuple[int, ctypes.CDLL] | None:
     """(address of `symbol` in the library at `path`, its handle to keep alive), or
     None (one E2004 warning): run the Python path."""
-    import ctypes
-
     lib = load_library(path)
     if lib is None:
         return None
-    try:
-        fn = getattr(lib, symbol)
-    except AttributeError:
+    address = address_in(lib, symbol)
+    if not address:
         warn_unusable(f"{path}:{symbol}", f"{path} (no symbol {symbol})")
         return None
-    return ctypes.cast(fn, ctypes.c_void_p).value or 0, lib
+    return address, lib
 
 
 def kernel_address(kernel: CompiledKernel) -> tuple[int, ctypes.CDLL] | None:
@@ -303,6 +322,7 @@ __all__ = [
     "KernelWarning",
     "LoadedKernel",
     "ProofCase",
+    "address_in",
     "check_signature",
     "kernel_address",
     "load_kernel",

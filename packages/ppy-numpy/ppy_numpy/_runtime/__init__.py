@@ -11,7 +11,7 @@ NumPy's own inner loops resolved by ufunc name, the FP-flag check against
 
 from __future__ import annotations
 
-from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX, SWAPS_SUFFIX
+from ppy_core.runtime.abi import ROWS_SUFFIX, SPLAT_SUFFIX, SWAPS_SUFFIX, address_in
 from ppy_core.runtime.adapter import RuntimeAdapter
 
 TYPE_CHECKING = False  # a cached start imports no `typing` extras, no ABI dataclasses
@@ -310,35 +310,28 @@ def _site(
 _ENTRIES: dict[tuple[int, str], tuple[Any, tuple[int, int], tuple[int, ...]]] = {}
 
 
-def _entry(kernel: LoadedKernel, suffix: str) -> Any:
-    """`kernel`'s function `suffix` in its library, or None where it has none."""
+def entry_address(kernel: LoadedKernel, suffix: str) -> int:
+    """The address of `kernel`'s entry `suffix` in its library, or 0 where it has none
+    (one dlsym, `abi.address_in`: a module of hundreds of kernels binds each site's)."""
     import ctypes
 
     symbol = getattr(kernel.signature, "symbol", "")
     if not symbol or not isinstance(kernel.keepalive, ctypes.CDLL):
-        return None
-    return getattr(kernel.keepalive, symbol + suffix, None)
-
-
-def entry_address(kernel: LoadedKernel, suffix: str) -> int:
-    """The address of `kernel`'s entry `suffix` in its library, or 0 where it has none."""
-    import ctypes
-
-    fn = _entry(kernel, suffix)
-    return 0 if fn is None else ctypes.cast(fn, ctypes.c_void_p).value or 0
+        return 0
+    return address_in(kernel.keepalive, symbol + suffix)
 
 
 def swaps_table(kernel: LoadedKernel) -> tuple[int, ...]:
     """How NumPy's temporary elision meets `kernel` (ppy-llvm's
     `_kernel_map.elision_table`): () never; else its flags, then per swap node its
     left operand's array leaf and its right side's array leaves (bits)."""
+    address = entry_address(kernel, SWAPS_SUFFIX)
+    if not address:
+        return ()
     import ctypes
 
-    fn = _entry(kernel, SWAPS_SUFFIX)
-    if fn is None:
-        return ()
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(address)
     out = (ctypes.c_int64 * 65)()
-    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p]
     return tuple(out[: fn(out)])
 
 
