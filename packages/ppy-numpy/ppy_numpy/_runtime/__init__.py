@@ -195,6 +195,20 @@ def _element_kinds(numpy: Any) -> dict[Any, str]:
     return {numpy.dtype(name): kind for name, kind in names.items()}
 
 
+def python_describer(kinds: dict[Any, str]) -> Callable[[Any], tuple[Any, ...]]:
+    """What a signature says of an exact ndarray (`NumpyAdapter.describer`): its element
+    kind (`kinds`, else its dtype's str), rank, layout class and writeability. The C
+    extension's `_dispatch.describe` gives the same tuples (tested against this)."""
+
+    def describe(a: Any) -> tuple[Any, ...]:
+        flags = a.flags
+        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+        element = kinds.get(a.dtype) or a.dtype.str
+        return ("array", "numpy", "numpy.ndarray", element, a.ndim, layout, flags.writeable)
+
+    return describe
+
+
 class NumpyAdapter(RuntimeAdapter):
     """Kernels over NumPy arrays: any kind of the ABI, NumPy's loops by ufunc name."""
 
@@ -216,14 +230,12 @@ class NumpyAdapter(RuntimeAdapter):
                 return ("instance", "numpy", f"numpy.{cls.__name__}")
             return None
         kinds = _element_kinds(numpy)
-
-        def describe(a: Any) -> tuple[Any, ...]:
-            flags = a.flags
-            layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-            element = kinds.get(a.dtype) or a.dtype.str
-            return ("array", "numpy", "numpy.ndarray", element, a.ndim, layout, flags.writeable)
-
-        return describe
+        try:
+            from . import _dispatch
+        except ImportError:  # the extension is not built: the same answer in Python
+            return python_describer(kinds)
+        _dispatch.set_element_kinds(kinds)
+        return _dispatch.describe  # in C: a dispatcher describes its arrays every call
 
     def kernel_site(
         self,

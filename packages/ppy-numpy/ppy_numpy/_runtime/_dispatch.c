@@ -874,10 +874,55 @@ static PyObject *mod_set_num_threads(PyObject *m, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* Signatures (ppy_core.runtime.signatures): an exact ndarray described as the adapter's
+   `python_describer` describes it, ("array", "numpy", "numpy.ndarray", element kind,
+   rank, layout "C" | "F" | "A", writeable), the element kind looked up in the table
+   set_element_kinds gave (else the dtype's str). A specializing dispatcher describes
+   its array arguments on every call: in C that costs a tenth of the Python closure. */
+static PyObject *element_kinds = NULL;
+static PyObject *describe_head[3], *layout_names[3];
+
+static PyObject *mod_set_element_kinds(PyObject *m, PyObject *kinds) {
+    if (!PyDict_Check(kinds)) {
+        PyErr_SetString(PyExc_TypeError, "set_element_kinds: a dict of dtype -> element kind");
+        return NULL;
+    }
+    Py_XSETREF(element_kinds, Py_NewRef(kinds));
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_describe(PyObject *m, PyObject *o) {
+    if (Py_TYPE(o) != &PyArray_Type || element_kinds == NULL) {
+        PyErr_SetString(PyExc_TypeError, "describe: an exact numpy.ndarray, after set_element_kinds");
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    int flags = PyArray_FLAGS(a);
+    PyObject *descr = (PyObject *)PyArray_DESCR(a);
+    PyObject *element = PyDict_GetItemWithError(element_kinds, descr);
+    if (element != NULL) Py_INCREF(element);
+    else if (PyErr_Occurred() || (element = PyObject_GetAttrString(descr, "str")) == NULL) return NULL;
+    PyObject *rank = PyLong_FromLong(PyArray_NDIM(a)), *out = rank ? PyTuple_New(7) : NULL;
+    if (out == NULL) {
+        Py_DECREF(element);
+        Py_XDECREF(rank);
+        return NULL;
+    }
+    int layout = flags & NPY_ARRAY_C_CONTIGUOUS ? 0 : flags & NPY_ARRAY_F_CONTIGUOUS ? 1 : 2;
+    for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(out, i, Py_NewRef(describe_head[i]));
+    PyTuple_SET_ITEM(out, 3, element);
+    PyTuple_SET_ITEM(out, 4, rank);
+    PyTuple_SET_ITEM(out, 5, Py_NewRef(layout_names[layout]));
+    PyTuple_SET_ITEM(out, 6, PyBool_FromLong(flags & NPY_ARRAY_WRITEABLE));
+    return out;
+}
+
 static PyMethodDef mod_methods[] = {
     {"ufunc_loop", mod_ufunc_loop, METH_VARARGS, "ufunc_loop(ufunc, 'd->d'|'dd->d') -> (fn, data) addresses"},
     {"num_threads", mod_num_threads, METH_NOARGS, "threads used for large kernels (PPY_NUM_THREADS)"},
     {"set_num_threads", mod_set_num_threads, METH_O, "set the thread count"},
+    {"set_element_kinds", mod_set_element_kinds, METH_O, "the dtype -> element kind table describe reads"},
+    {"describe", mod_describe, METH_O, "an exact ndarray's signature description"},
     {NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_dispatch", "Fused-kernel call sites.", -1, mod_methods};
@@ -891,6 +936,12 @@ PyMODINIT_FUNC PyInit__dispatch(void) {
     np_geterr = PyObject_GetAttrString(np, "geterr");
     Py_DECREF(np);
     descr_double = PyArray_DescrFromType(NPY_DOUBLE);
+    const char *head[3] = {"array", "numpy", "numpy.ndarray"}, *layouts = "CFA";
+    for (int i = 0; i < 3; i++) {
+        describe_head[i] = PyUnicode_InternFromString(head[i]);
+        layout_names[i] = PyUnicode_FromStringAndSize(layouts + i, 1);
+        if (describe_head[i] == NULL || layout_names[i] == NULL) return NULL;
+    }
     if (np_geterr == NULL || descr_double == NULL || store_init() < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (m == NULL) return NULL;
