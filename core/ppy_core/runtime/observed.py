@@ -121,7 +121,7 @@ class Specializations:
         self.site_ids = {(r["line"], r["col"]): r["id"] for r in mine}
         # the generic function's compiled sites (speculative: float64 arrays, floats)
         compiled = [r for r in mine if r.get("unit")]
-        self.generic_sites = frozenset((r["line"], r["col"]) for r in compiled)
+        self.generic_sites = frozenset(_fused(r) for r in compiled)
         self.generic_libraries = frozenset(str(r.get("library", "")) for r in compiled)
         self.table: dict[tuple[Any, ...], Callable[..., Any]] = {}
         self.seen: dict[tuple[Any, ...], str] = {}  # signature -> what became of it
@@ -343,18 +343,28 @@ def _why_not(entry: Path) -> str:
 
 def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
     """Whether a specialization runs more than the generic function does: a typed
-    loop, a site where the generic one has none, or operands the generic sites'
-    guards refuse (anything but float64 arrays of the library they assumed: those
+    loop, a site where the generic one has none (or has one taking other views:
+    `_fused`), or operands the generic sites' guards refuse (anything but float64
+    arrays of the library they assumed: those
     the speculative sites take, with all of their tuning, so for such a signature the
     generic function answers). A Python float is refused where they guessed an array
     (`guard: type`), while a specialization types it a float: it gains."""
     if any(r.get("unit") for r in manifest.get("function_sites", ())):
         return True
-    compiled = {(r["line"], r["col"]) for r in manifest.get("expr_sites", ()) if r.get("unit")}
+    compiled = {_fused(r) for r in manifest.get("expr_sites", ()) if r.get("unit")}
     if compiled - state.generic_sites:
         return True
     signature = manifest["specialization"].get("signature") or ()
     return not all(_speculated(d, state.generic_libraries) for d in signature if d)
+
+
+def _fused(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What a compiled site fuses: where its tree stands and the views the runtime
+    takes for it (`views`, which the run view keeps). A specialization's site where the
+    generic one stands but taking other views fuses more (`A + np.outer(u, v)`: the
+    generic site's leaf is the call's result, the specialization reads `u[:, None]`
+    and `v[None, :]`)."""
+    return (record["line"], record["col"], repr(record.get("views")))
 
 
 def _speculated(description: Any, libraries: frozenset[str]) -> bool:

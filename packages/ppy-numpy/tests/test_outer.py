@@ -20,6 +20,7 @@ import pytest
 from _npharness import Pair, call, compile_pair, outcome_difference, random_array
 
 import ppy
+from ppy_core.runtime.observed import explain
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -46,6 +47,10 @@ def rebound(u, v):
 
 def plain(u, v):
     return np.outer(u, v)
+
+
+def fresh(A, u, v):
+    return A + 0.5 * np.outer(u, v)
 """
 
 _OPS = ("+", "-", "*", "/")
@@ -155,6 +160,15 @@ def test_gemver_is_one_store_site_taking_the_views(fixed: Pair) -> None:
     assert specs, "gemver ran no specialization"
 
 
+def test_a_fresh_result_where_the_generic_site_leaves_the_call_to_numpy(fixed: Pair) -> None:
+    # the generic function has a site here too, over the call's result: the
+    # specialization takes views (it fuses more), so it is the one that runs, its site
+    # counted under the generic one's id
+    assert _both(fixed, "fresh", _seeded((9, 7), (9,), (7,))) == (1, 0)
+    (line,) = explain(fixed.fast.fresh)
+    assert ": specialized (" in line, line
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
 def test_mixed_rows_and_columns_of_each_dtype(fixed: Pair, dtype: Any) -> None:
     def make() -> tuple[Any, ...]:
@@ -183,7 +197,7 @@ def test_strided_and_reversed_vectors(fixed: Pair) -> None:
 
 def _seeded(*shapes: Any) -> Any:
     """Fresh random float64 arrays of `shapes`, the same on every call."""
-    return lambda: tuple(random_array(np.random.default_rng(6), shape) for shape in shapes)
+    return lambda: tuple(random_array(np.random.default_rng(6), shape, 0.0) for shape in shapes)
 
 
 def test_what_stays_numpys(fixed: Pair) -> None:
