@@ -2,6 +2,7 @@
 
     python benchmarks/npbench.py [--suite npbench|numpy_benchmarks] [--annotated]
                                  [--only a,b] [--rounds 5] [--timeout 240] [--out DIR]
+                                 [--compare RESULTS/npbench.md]
 
 Each kernel of the vendored corpus (`benchmarks/corpus/npbench`, preset S; or with
 `--suite numpy_benchmarks` the kernels of `benchmarks/corpus/numpy_benchmarks` on their
@@ -18,7 +19,9 @@ calls) and how many sites compiled; best time of `--rounds` round-robin rounds
 (NumPy, PPy, Numba in turn, each call on fresh copies of the inputs); the first call's
 time (PPy: `ppy.load` into a cold cache plus the first call; Numba: its first call).
 `--annotated` runs `benchmarks/corpus/npbench_annotated` instead: the same kernels with
-their parameters annotated by hand (`_npbench_annotate.py` generates it).
+their parameters annotated by hand (`_npbench_annotate.py` generates it); with
+`--compare FILE` (an unannotated report) its report ends with the two side by side
+(`_npbench_compare.py`).
 
 Writes DIR/npbench.md (DIR/npbench_annotated.md, DIR/npbench_numpy_benchmarks.md) and
 a chart. Timings come from a shared 2-core machine: best-of-N, noisy to a few percent.
@@ -60,6 +63,9 @@ PYPROJECT = '[tool.ppy]\nbackends = ["llvm"]\n'
 SUITES = ("npbench", "numpy_benchmarks")
 SAME = ("ppy_same", "numba_same")
 SLOWER = 1.05  # "slower than NumPy": more than 5% over its time
+#: how the report says `site_counts` counts a specialized function (and so that
+#: `_npbench_compare` knows a report counted them so)
+SPECIALIZED_COUNTS = "those of a function the call ran specialized counted from its specializations"
 
 
 # -- the kernels -----------------------------------------------------------------------
@@ -165,15 +171,31 @@ def answer(fn: Callable[..., Any], args: list[Any]) -> tuple[Any, list[Any]]:
 # -- one kernel, in a worker process -----------------------------------------------------
 
 
-def site_counts(path: Path) -> tuple[int, int]:
-    """(expression sites, function sites: typed loops, regions) the compiled module
-    holds (a cache hit here)."""
+def site_counts(path: Path, module: ModuleType) -> tuple[int, int]:
+    """(expression sites, function sites: typed loops, regions) compiled for what the
+    kernel's call ran: the module's own (a cache hit here), except that a function the
+    call ran through specializations (observed signatures) counts theirs instead of its
+    generic sites, as the annotated copy, which has none, counts its typed ones."""
+    from ppy_core.cache.records import project_root
+    from ppy_core.cache.store import Cache
     from ppy_core.compiler.cached import compile_file, load_manifest
 
-    manifest = load_manifest(compile_file(path).entry)
-    sites = sum(r.get("unit") is not None for r in manifest.get("expr_sites", []))
-    functions = sum(r.get("unit") is not None for r in manifest.get("function_sites", []))
-    return sites, functions
+    manifests = {"": load_manifest(compile_file(path).entry)}
+    cache = Cache(project_root(str(path)))
+    for value in vars(module).values():
+        state = getattr(value, "__ppy_specializations__", None)
+        for why in getattr(state, "seen", {}).values() if state is not None else ():
+            if why.startswith("specialized (") and (entry := cache.lookup(why[13:-1])):
+                manifests[why] = load_manifest(entry)
+    specialized = {str(m["specialization"]["function"]) for k, m in manifests.items() if k}
+    counts = [0, 0]
+    for key, manifest in manifests.items():
+        for i, kind in enumerate(("expr_sites", "function_sites")):
+            counts[i] += sum(
+                r.get("unit") is not None and (bool(key) or r.get("function") not in specialized)
+                for r in manifest.get(kind, [])
+            )
+    return counts[0], counts[1]
 
 
 def time_round_robin(
@@ -246,7 +268,7 @@ def worker(suite: str, name: str, annotated: bool, rounds: int, result: Path) ->
             got, got_arrays = answer(ppy_fn, args)
             row["ppy_first_s"] = time.perf_counter() - t0
             row["ppy_same"] = same_bits(got, want) and same_bits(got_arrays, want_arrays)
-            row["sites"], row["loops"] = site_counts(copy)
+            row["sites"], row["loops"] = site_counts(copy, module)
             row["fast_sites"], row["fallbacks"] = fast_sites(ppy_fn, args)
             impls["PPy"] = ppy_fn
         except Exception as exc:  # a row, not a crash
@@ -327,7 +349,8 @@ def report(rows: list[dict[str, Any]], title: str, command: str, wall: float) ->
         "call; a shared 2-core machine, so a few percent is noise). x: time over NumPy's. "
         "same: the return value and every array argument after the call equal NumPy's bit "
         "for bit. fast: the sites that ran PPy's fast path (`ppy.stats()`); sites/fns: "
-        "the expression sites and function sites (typed loops) the module compiled. "
+        "the expression sites and function sites (typed loops) the module compiled, "
+        f"{SPECIALIZED_COUNTS}. "
         "first: PPy's `ppy.load` into a cold cache plus its first "
         "call; Numba's first call (compile included).",
         "",
@@ -565,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", choices=SUITES, default="npbench")
     parser.add_argument("--annotated", action="store_true", help="the hand-annotated copy")
     parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument(
+        "--compare", help="an unannotated report (npbench.md) to set beside --annotated's"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per kernel")
     parser.add_argument("--out", default=str(HERE / "results"))
@@ -577,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.annotated and args.suite != "npbench":
         parser.error("--annotated applies to the npbench suite")
+    if args.compare and not args.annotated:
+        parser.error("--compare applies to --annotated")
     if args.cost:
         command = "python benchmarks/npbench.py " + " ".join(
             argv if argv is not None else sys.argv[1:]
@@ -617,6 +645,11 @@ def main(argv: list[str] | None = None) -> int:
     title = {"npbench": "NPBench (preset S)", "numpy_benchmarks": "numpy-benchmarks"}[args.suite]
     title += ", hand-annotated parameters" if args.annotated else ", unannotated as vendored"
     text = report(rows, title, command, wall)
+    if args.compare:  # issue 27: what observed signatures compile beside annotations
+        sys.path.insert(0, str(HERE))
+        from _npbench_compare import comparison
+
+        text += "\n" + comparison(text, Path(args.compare).read_text(), args.compare)
     print(text)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
