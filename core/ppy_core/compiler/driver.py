@@ -411,7 +411,8 @@ class Builder:
         if any(view is not None for _arg, view in site.sources):  # frontend/views.py
             record["args"] = [ast.unparse(arg) for arg in site.args]
             record["views"] = [
-                [arg, None if view is None else index_record(view)] for arg, view in site.sources
+                [arg, None if view is None else index_record(view, site.args)]
+                for arg, view in site.sources
             ]
         if site.store is not None:  # the statement writes its target (frontend/stores.py)
             record["store"] = site.store.form

@@ -36,7 +36,14 @@ from ppy_core.compiler.frontend.bound import binding_counts
 from ppy_core.compiler.frontend.oracle import Oracle
 from ppy_core.compiler.frontend.rebound import body_nodes, rebound_arrays
 from ppy_core.compiler.frontend.typer import Typer, single_assignments
-from ppy_core.compiler.frontend.views import Bound, deferrable, steady_names, view_of
+from ppy_core.compiler.frontend.views import (
+    Bound,
+    Spans,
+    counter_spans,
+    deferrable,
+    steady_names,
+    view_of,
+)
 from ppy_core.interface.plugin import Converge
 from ppy_core.ir.types import F64, I64, UNKNOWN, ColumnType, ScalarType, TensorType, Type
 
@@ -114,13 +121,14 @@ class BodyScope:
     numbers: frozenset[str] = frozenset()  # surely Python floats (`number_leaf`)
     defaults: Mapping[str, Type] = field(default_factory=dict)  # `parameter_defaults`
     rebound: Mapping[str, TensorType] = field(default_factory=dict)  # `rebound_arrays`
+    spans: Mapping[str, Spans] = field(default_factory=dict)  # views.counter_spans
 
     def defers(self, leaves: list[ast.expr]) -> bool:
         """Whether a tree over `leaves` may pass its views' names (`views.py`), where its
         library's runtime adapter takes views: each leaf is a name or a view of a steady
         name, one at least a view."""
         views = [leaf for leaf in leaves if not isinstance(leaf, ast.Name)]
-        return bool(views) and all(deferrable(leaf, self.steady) for leaf in views)
+        return bool(views) and all(deferrable(leaf, self.steady, self.spans) for leaf in views)
 
     def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
         return self._may(node, library, typer, frozenset())
@@ -242,6 +250,7 @@ class Speculator:
         scope = self.scope(body, local, typer.env)
         if func is not None:
             scope.steady = steady_names(func)
+            scope.spans = counter_spans(func)
             scope.defaults = parameter_defaults(func)
             scope.rebound = rebound_arrays(body, typer)
         scope.numbers = numbers
@@ -371,7 +380,7 @@ def prune(
         others = [leaf for leaf in leaves if not number_leaf(leaf, numbers)]
         defers = view.scope.defers(others) and view.oracle.takes_views(view.array.library)
         if (
-            len(nodes) < MIN_OPERATIONS
+            (len(nodes) < MIN_OPERATIONS and not all(_surely_array(x, view) for x in leaves))
             or not (defers or in_python_order(tree, conv, operands, numbers))
             or any(view.expr(leaf, conv) is UNKNOWN for leaf in leaves)
         ):
@@ -385,6 +394,28 @@ def prune(
                 deferred.update(id(leaf) for leaf in others if not isinstance(leaf, ast.Name))
             _bound(leaves, early, numbers, bounded)
     return deferred
+
+
+def _surely_array(leaf: ast.expr, view: SpeculativeTyper) -> bool:
+    """A leaf that is an array of the assumed library without guessing: typed so, or a
+    name bound once to a basic view of a name typed so (a specialization's parameter:
+    `x = pos[:, 0:1]`), or such a name's `.T`. A tree of one operation over such leaves
+    is kept (MIN_OPERATIONS guards scalar code from paying a guard, which this is not;
+    a site's call costs less than a ufunc's at small sizes: nbody's `x.T - x`)."""
+    assert view.scope is not None
+    assert view.array is not None
+    library = view.array.library
+    if isinstance(leaf, ast.Attribute) and leaf.attr == "T":
+        leaf = leaf.value
+    typed = Typer.expr(view, leaf, {})
+    if isinstance(typed, TensorType):
+        return typed.library == library
+    value = view.scope.assigned.get(leaf.id) if isinstance(leaf, ast.Name) else None
+    if value is None or view_of(value) is None:
+        return False
+    assert isinstance(value, ast.Subscript)
+    base = Typer.expr(view, value.value, {})
+    return isinstance(base, TensorType) and base.library == library
 
 
 def _bound(leaves: list[ast.expr], early: set[int], numbers: frozenset[str], out: Bounds) -> None:

@@ -20,6 +20,7 @@ from types import CodeType
 
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
 from ppy_core.compiler.frontend.stores import ASSIGN, BUILTINS, NAME, OPERATOR, key_value
+from ppy_core.compiler.frontend.views import counter_argument, counters_of
 from ppy_core.runtime.module import FALLBACK_MARK, FRESH
 
 BIND = "__ppy_bind__"
@@ -190,6 +191,9 @@ def _params(site: ExprSite) -> dict[int, str]:
         arg, view = site.sources[i - first]
         read = node.value if isinstance(node, ast.Subscript) and view is not None else node
         params[id(read)] = f"__ppy_{arg}"
+        if isinstance(node, ast.Subscript) and view is not None:  # its index's loop counters
+            for counter in counters_of(node):
+                params[id(counter)] = f"__ppy_{counter_argument(site.args, counter.id)}"
     return params
 
 

@@ -118,17 +118,26 @@ def make_site(
 UMATH_ONLY = frozenset({"clip"})
 
 
-def view_table(
-    views: Sequence[Any] | None,
-) -> tuple[tuple[int, tuple[Any, ...] | None], ...] | None:
+def view_table(views: Sequence[Any] | None) -> tuple[tuple[Any, ...], ...] | None:
     """The C Site's `views` from the manifest's: per kernel leaf (its argument, the
-    basic index taken of it as a tuple of slices, ints and None, or None: the argument)."""
+    basic index taken of it as a tuple of slices, ints and None, or None: the argument),
+    and where the index holds loop counters (`{"arg": j, "add": c}`: argument j, an int,
+    plus c) their (position, argument, offset), the index holding 0 there."""
     if not views:
         return None
-    return tuple(
-        (int(arg), None if index is None else tuple(_index_part(p) for p in index))
-        for arg, index in views
-    )
+    table: list[tuple[Any, ...]] = []
+    for arg, index in views:
+        if index is None:
+            table.append((int(arg), None))
+            continue
+        counters = tuple(
+            (at, int(part["arg"]), int(part["add"]))
+            for at, part in enumerate(index)
+            if isinstance(part, dict)
+        )
+        parts = tuple(0 if isinstance(p, dict) else _index_part(p) for p in index)
+        table.append((int(arg), parts, counters) if counters else (int(arg), parts))
+    return tuple(table)
 
 
 def _index_part(part: Any) -> Any:

@@ -22,8 +22,10 @@
  *            not follow answers a NaN result from NumPy; | 4: the last swap node is the
  *            result's, | 8: the result's node is no swap node
  *   views  : None (leaf i is argument i), or per leaf fed by the arguments (a store's
- *            target is not) (argument, basic index tuple or None): the site takes the
- *            view itself, from an exact ndarray only (take_leaves)
+ *            target is not) (argument, basic index tuple or None[, counters]): the site
+ *            takes the view itself, from an exact ndarray only (take_leaves); counters,
+ *            ((position, argument, offset), ...): the index's item at position is that
+ *            argument, an exact int, plus offset (a loop counter: `u[:, :, k - 1]`)
  * site(*args): guard -> kernel (GIL released for large n) -> FP-flag check
  * against np.geterr() -> result; anything else -> fallback(*args).
  * A site whose guard failed on RETIRE_AFTER calls in a row is retired: its calls go
@@ -97,7 +99,8 @@ typedef struct {
     int64_t swap_right[SWAPS_MAX];  /* and its right side's array leaves (bits) */
     int nargs;  /* the call's arguments (a store's after obj and key) */
     int view_arg[MAXARGS];         /* per leaf fed by the arguments: its argument, */
-    PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none) */
+    PyObject *view_index[MAXARGS]; /* and the basic index taken of it (NULL: none), */
+    PyObject *view_counters[MAXARGS]; /* whose items it sets from int arguments (or NULL) */
     unsigned long long direct; /* store calls written straight into the target */
     unsigned long long splat_calls; /* strided calls run by the _splat entry */
     unsigned long long rows_calls;  /* of which the _rows_nan entry ran each task's rows at once */
@@ -225,6 +228,34 @@ static void release_leaves(const SiteObject *s, PyObject **leaves, int n) {
         if (s->view_index[i] != NULL) Py_DECREF(leaves[i]);
 }
 
+/* A view's index with its counters set (`views` at the top): a new tuple, or NULL where
+   a counter's argument is no exact int or the sum overflows (no error set: the fallback
+   evaluates the index as Python does) or memory ran out (error set). */
+static PyObject *counted_index(PyObject *index, PyObject *counters, PyObject *const *args) {
+    Py_ssize_t n = PyTuple_GET_SIZE(index);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < n; j++) PyTuple_SET_ITEM(out, j, Py_NewRef(PyTuple_GET_ITEM(index, j)));
+    for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(counters); c++) {
+        PyObject *at = PyTuple_GET_ITEM(counters, c);
+        Py_ssize_t pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 0));
+        PyObject *a = args[PyLong_AsSsize_t(PyTuple_GET_ITEM(at, 1))];
+        long long offset = PyLong_AsLongLong(PyTuple_GET_ITEM(at, 2)), k, sum;
+        int overflow = 0;
+        if (!PyLong_CheckExact(a)) goto refused;
+        k = PyLong_AsLongLongAndOverflow(a, &overflow);
+        if (overflow || (k == -1 && PyErr_Occurred()) || __builtin_add_overflow(k, offset, &sum)) goto refused;
+        PyObject *item = PyLong_FromLongLong(sum);
+        if (item == NULL) { Py_DECREF(out); return NULL; }
+        Py_SETREF(((PyTupleObject *)out)->ob_item[pos], item);
+    }
+    return out;
+refused:
+    PyErr_Clear();
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* The `n` kernel leaves the call's arguments feed, into `out`: argument view_arg[i], or
    its basic view view_index[i], taken only from an exact ndarray (a view of one runs
    nothing of the program; an IndexError there the fallback raises in Python's order).
@@ -236,7 +267,15 @@ static int take_leaves(const SiteObject *s, PyObject *const *args, int n, PyObje
             out[i] = a;
             continue;
         }
-        PyObject *v = Py_TYPE(a) == &PyArray_Type ? PyObject_GetItem(a, s->view_index[i]) : NULL;
+        PyObject *index = s->view_index[i], *v = NULL;
+        if (Py_TYPE(a) == &PyArray_Type && s->view_counters[i] != NULL)
+            index = counted_index(index, s->view_counters[i], args);
+        else
+            Py_INCREF(index);
+        if (index != NULL) {
+            v = Py_TYPE(a) == &PyArray_Type ? PyObject_GetItem(a, index) : NULL;
+            Py_DECREF(index);
+        }
         if (v == NULL) {
             int reason = PyErr_Occurred() ? R_VIEW : R_TYPE;
             PyErr_Clear();
@@ -695,16 +734,26 @@ static int parse_views(SiteObject *s, PyObject *views, int n) {
     if (!PyTuple_Check(views) || PyTuple_GET_SIZE(views) != n) goto bad;
     s->nargs = 0;
     for (int i = 0; i < n; i++) {
-        PyObject *item = PyTuple_GET_ITEM(views, i), *index;
+        PyObject *item = PyTuple_GET_ITEM(views, i), *index, *counters = NULL;
         int arg;
-        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iO", &arg, &index)) goto bad;
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iO|O", &arg, &index, &counters)) goto bad;
         if (arg < 0 || arg >= n || (index != Py_None && !PyTuple_Check(index))) goto bad;
         for (Py_ssize_t j = 0; index != Py_None && j < PyTuple_GET_SIZE(index); j++) {
             PyObject *part = PyTuple_GET_ITEM(index, j);
             if (part != Py_None && !PySlice_Check(part) && !PyLong_CheckExact(part)) goto bad; /* basic */
         }
+        if (counters != NULL && (index == Py_None || !PyTuple_Check(counters))) goto bad;
+        for (Py_ssize_t c = 0; counters != NULL && c < PyTuple_GET_SIZE(counters); c++) {
+            PyObject *at = PyTuple_GET_ITEM(counters, c);
+            Py_ssize_t pos, carg;
+            long long offset;
+            if (!PyTuple_Check(at) || !PyArg_ParseTuple(at, "nnL", &pos, &carg, &offset)) goto bad;
+            if (pos < 0 || pos >= PyTuple_GET_SIZE(index) || carg < 0 || carg >= MAXARGS) goto bad;
+            if (carg >= s->nargs) s->nargs = (int)carg + 1;
+        }
         s->view_arg[i] = arg;
         s->view_index[i] = index == Py_None ? NULL : Py_NewRef(index);
+        s->view_counters[i] = counters == NULL ? NULL : Py_NewRef(counters);
         if (arg >= s->nargs) s->nargs = arg + 1;
     }
     return 0;
@@ -795,7 +844,7 @@ static void site_dealloc(SiteObject *s) {
     Py_XDECREF(s->site_id);
     Py_XDECREF(s->keepalive);
     PyMem_Free(s->loops);
-    for (int i = 0; i < MAXARGS; i++) Py_XDECREF(s->view_index[i]);
+    for (int i = 0; i < MAXARGS; i++) Py_XDECREF(s->view_index[i]), Py_XDECREF(s->view_counters[i]);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
