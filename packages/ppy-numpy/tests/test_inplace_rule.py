@@ -1,7 +1,8 @@
 """`t -= v` with nothing to fuse stays NumPy's own in-place loop: a store site would
 go through a temporary (its target is one of its operands) and take about twice
 NumPy's time (measured with benchmarks/npbench.py's second suite, 2.1x at 1e5). A
-store with arithmetic to fuse (`t -= v * 2.0`) is still a site, with NumPy's bits."""
+store with arithmetic to fuse (`t -= v * 2.0`) is still a site, with NumPy's bits. So
+is any value that converges nowhere (`t += A @ v`): one operation, NumPy's."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def fused(t: np.ndarray, v: np.ndarray) -> np.ndarray:
     return t
 
 
+def matvec(t: np.ndarray, A: np.ndarray, v: np.ndarray) -> np.ndarray:
+    t += A @ v
+    t -= 2.0 * A @ v
+    return t
+
+
 def trace(a: np.ndarray) -> np.ndarray:
     s = 0.0
     for i in range(a.shape[0]):
@@ -45,6 +52,23 @@ def test_one_in_place_operation_stays_numpys(pair: Pair) -> None:
     t, v = np.linspace(-1.0, 1.0, 1000), np.full(1000, 0.25)
     got, want = pair.fast.one(t.copy(), v), pair.plain.one(t.copy(), v)
     assert got.tobytes() == want.tobytes()
+
+
+def test_one_in_place_operation_over_any_unfused_value_stays_numpys(pair: Pair) -> None:
+    """`t += A @ v` (mvt, gemver): the value converges nowhere, so the store would be
+    one operation through a temporary; `2.0 * A` inside the second value is still its
+    own site."""
+    records = pair.records("matvec")
+    assert all(r.get("store") is None for r in records), records
+    assert [r["text"] for r in records] == ["2.0 * A"], records
+    remarks = [r["message"] for r in pair.manifest["remarks"] if r["function"] == "matvec"]
+    assert remarks.count("one in-place operation stays the library's") == 2, remarks
+    rng = np.random.default_rng(2)
+    t, A, v = rng.standard_normal(64), rng.standard_normal((64, 64)), rng.standard_normal(64)
+    with counting(pair, "matvec") as c:
+        got = pair.fast.matvec(t.copy(), A, v)
+    assert got.tobytes() == pair.plain.matvec(t.copy(), A, v).tobytes()
+    assert c == {"fast": 1, "fallback": {}}, c
 
 
 def test_an_in_place_store_with_arithmetic_is_a_site(pair: Pair) -> None:

@@ -592,6 +592,12 @@ class SiteFinder:
             self.stores(function, store, root, conv, typer, new)
             if store.form != ASSIGN and not any(s.store is store for s in new):
                 return False  # the target is no leaf of a stored tree: nothing is kept
+            if store.form != ASSIGN and self.lone_operation(root, conv):
+                # `x += A @ y`: the value converges nowhere, so the site would be the
+                # library's one in-place loop through a temporary (its target is an
+                # operand): slower. The value is cut alone (its own sites stay)
+                self.remark(function, store.stmt, "one in-place operation stays the library's")
+                return False
         for site in new:  # a store's target (an augmented one's first leaf) is no argument
             first = 0 if site.store is None or site.store.form == ASSIGN else 1
             site.args, site.sources = arguments(
@@ -600,6 +606,11 @@ class SiteFinder:
             site.id = self.next_id(function)  # ids in the order the sites were cut
         self.found.expr_sites.extend(new)
         return True
+
+    def lone_operation(self, root: ast.expr, conv: dict[int, Converge]) -> bool:
+        """Whether the tree at `root` is its one operation over leaves (no operand of
+        it converges)."""
+        return id(root) in conv and not any(id(c) in conv for c in self.operands[id(root)])
 
     def typed(
         self, root: ast.expr, typer: Typer, speculation: Any, augmented: bool
