@@ -14,14 +14,18 @@ annotations). So a function's key joins:
   the imports, definitions and names it holds (positions left out, so lines moving
   elsewhere change nothing);
 - the module-wide binding count of each name the skeleton binds;
-- f itself and every top-level function it names, transitively: each as its first
-  line and the text of its lines, decorators included (remarks and diagnostics carry
-  line numbers; the text of a function's lines is its AST, positions and all). "It
+- f itself and every top-level function it names, transitively: each as the text
+  of its lines, decorators included, and its first line relative to f's (the text of
+  a function's lines is its AST, positions and all, but for where it starts). "It
   names" is read from that text (every identifier, in strings and attributes too):
   more names than the AST's, never fewer.
 
 An edit to one function's body changes its own key and those of the functions that
-name it; nothing else.
+name it; nothing else. Lines inserted or deleted above a function change no key
+but those of functions whose closure they split: the record keeps the first line it
+was made at (`first`), and a record reused elsewhere has its line numbers moved by
+the difference (`function_rebase`): remarks, diagnostics and tracebacks carry the
+lines of the source built.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from collections.abc import Mapping
 from ppy_core.compiler.frontend.bound import binding_counts
 
 #: bump when what a function's record holds, or what its key covers, changes
-FORMAT = 4
+FORMAT = 5
 
 
 class FunctionKeys:
@@ -64,9 +68,15 @@ class FunctionKeys:
     def key(self, func: ast.FunctionDef) -> str:
         """The key of `func`, a top-level function of the module keyed."""
         parts = [self.context]
-        for other in self.closure(func):
-            parts.append(self._text(other))
+        start = self.first(func)
+        for other in self.closure(func):  # where each starts, relative to func: a shift
+            parts.append(f"{self.first(other) - start}:{self._text(other)}")  # moves all
         return _sha("\n".join(parts))
+
+    @staticmethod
+    def first(func: ast.FunctionDef) -> int:
+        """The first line of `func`, its decorators included."""
+        return min([d.lineno for d in func.decorator_list] + [func.lineno])
 
     def closure(self, func: ast.FunctionDef) -> list[ast.FunctionDef]:
         """`func`, then every top-level function it names, transitively (in the order
@@ -83,13 +93,13 @@ class FunctionKeys:
         return list(seen.values())
 
     def _text(self, func: ast.FunctionDef) -> str:
-        """`func` as its first line's number and its lines (decorators included)."""
+        """`func` as its column and its lines (decorators included), wherever it starts."""
         known = self._texts.get(id(func))
         if known is None:
-            first = min([d.lineno for d in func.decorator_list] + [func.lineno])
+            first = self.first(func)
             last = func.end_lineno or func.lineno
             body = "\n".join(self.lines[first - 1 : last])
-            known = self._texts[id(func)] = f"{first}:{func.col_offset}:{body}"
+            known = self._texts[id(func)] = f"{func.col_offset}:{body}"
         return known
 
 

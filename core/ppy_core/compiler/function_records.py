@@ -6,7 +6,10 @@ key (`function_keys`). A build of an edited module looks each function's key up:
 on a hit the record's function (its AST as the finder left it, which the sites point
 into) replaces the freshly parsed one in the tree, and its sites, remarks and
 diagnostics join the findings as if just found; on a miss the finder types it and
-the record is kept. A record that does not load is a miss, never an error.
+the record is kept. A record that does not load is a miss, never an error. A
+record keeps the first line its function had (`first`); reused where the function
+now starts elsewhere (lines inserted or deleted above it keep its key), every line it
+names is moved by the difference (`function_rebase`), as is a prepared site's.
 
 The records of one module live in one pack (`cache.functions`), rewritten after each
 build with the records that build used: an edit reads one file and writes one.
@@ -30,6 +33,7 @@ from typing import Any
 
 from ppy_core.compiler.frontend.sites import ExprSite, SiteFinder
 from ppy_core.compiler.function_keys import FunctionKeys
+from ppy_core.compiler.function_rebase import rebase_prepared, rebase_record
 from ppy_core.diagnostics import Diagnostic
 from ppy_core.ir import types as ir_types
 
@@ -92,12 +96,15 @@ class FunctionMemo:
     reused: int = 0
     typed: int = 0
     _keys: dict[int, str] = field(default_factory=dict)  # id(function) -> its key, as parsed
+    _firsts: dict[int, int] = field(default_factory=dict)  # id(function) -> its first line
     # id(site) -> "<its function's key>@<its number within the function>"
     _site_names: dict[int, str] = field(default_factory=dict)
+    _site_firsts: dict[int, int] = field(default_factory=dict)  # id(site) -> its function's
 
     def restore(self, finder: SiteFinder, index: int, stmt: ast.FunctionDef) -> bool:
         """Put `stmt`'s stored record in place of typing it; False on a miss."""
         key = self._keys[id(stmt)] = self.keys.key(stmt)  # before typing may touch it
+        first = self._firsts[id(stmt)] = self.keys.first(stmt)
         blob = self.stored.get(key)
         if blob is None:
             return False
@@ -106,17 +113,19 @@ class FunctionMemo:
             node = record["node"]
             if not isinstance(node, ast.FunctionDef) or node.name != stmt.name:
                 raise TypeError("the record holds another function")
+            if first != record["first"]:  # made where the function started then
+                rebase_record(record, first - record["first"])
         except Exception:  # a record that does not load is a miss (it is typed again)
             log.debug("function record of %s does not load", stmt.name, exc_info=True)
             return False
         assert finder.tree is not None
         finder.tree.body[index] = node  # the sites point into this copy of the function
-        self._join(finder, record, key)
+        self._join(finder, record, key, first)
         self.kept[key] = blob
         self.reused += 1
         return True
 
-    def _join(self, finder: SiteFinder, record: dict[str, Any], key: str) -> None:
+    def _join(self, finder: SiteFinder, record: dict[str, Any], key: str, first: int) -> None:
         found = finder.found
         base = finder._counter
         for site, conv, repeats in record["expr_sites"]:
@@ -124,6 +133,7 @@ class FunctionMemo:
             site.repeats = {id(node): value for node, value in repeats}
             site.operands = finder.operands
             self._site_names[id(site)] = f"{key}@{site.id.rpartition('.')[2]}"
+            self._site_firsts[id(site)] = first
             site.id = _renumbered(site.id, base)
             found.expr_sites.append(site)
         finder.operands.update((id(node), value) for node, value in record["operands"])
@@ -158,12 +168,14 @@ class FunctionMemo:
             return
         expr_sites = found.expr_sites[mark.expr_sites :]
         function_sites = found.function_sites[mark.function_sites :]
-        key = self._keys[id(stmt)]
+        key, first = self._keys[id(stmt)], self._firsts[id(stmt)]
         for site in expr_sites:
             local = _relative(site.id, mark.counter).rpartition(".")[2]
             self._site_names[id(site)] = f"{key}@{local}"
+            self._site_firsts[id(site)] = first
         nodes = _reachable(stmt, expr_sites)
         record = {
+            "first": first,  # where the function started: a reuse elsewhere moves the lines
             "node": stmt,
             "expr_sites": [_packed(site, nodes, mark.counter) for site in expr_sites],
             "operands": [
@@ -190,18 +202,21 @@ class FunctionMemo:
         """The record and IR the last build prepared for `site`: kept under its
         function's key and its number within the function, and used only where the
         site's id is the one they were made for (it names the IR's function; a site
-        numbered otherwise in the module now is prepared again)."""
+        numbered otherwise in the module now is prepared again), its lines moved to
+        where its function now starts."""
         name = self._site_names.get(id(site))
         blob = self.stored.get(name) if name else None
         if blob is None:
             return None
         try:
-            record, func = pickle.loads(blob)
+            record, func, first = pickle.loads(blob)
         except Exception:
             log.debug("prepared IR of site %s does not load", site.id, exc_info=True)
             return None
         if record.get("id") != site.id:
             return None
+        if first != self._site_firsts[id(site)]:
+            rebase_prepared(record, self._site_firsts[id(site)] - first)
         self.kept[name] = blob  # type: ignore[index]
         return record, func
 
@@ -228,7 +243,7 @@ class FunctionMemo:
         if name is None:
             return
         try:
-            self.kept[name] = _dumps((record, func))
+            self.kept[name] = _dumps((record, func, self._site_firsts[id(site)]))
         except Exception:
             log.debug("prepared IR of site %s does not pickle", site.id, exc_info=True)
 

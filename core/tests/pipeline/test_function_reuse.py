@@ -202,3 +202,108 @@ def test_cache_clear_removes_the_packs(harness: Harness, tmp_path: Path) -> None
     done = harness.ppy("cache", "clear", env=_env(cache))
     assert done.returncode == 0, done.stderr
     assert not pack.parent.exists(), done.stdout
+
+
+def test_lines_inserted_above_reuse_the_records(harness: Harness, program: Path) -> None:
+    """A function's key leaves out where it starts: a line inserted or deleted above
+    it re-types nothing (the records' lines are moved, and the build equals a cold
+    build of the shifted source, manifest and module code); a line inserted between
+    a typed loop and the helper it builds in place re-types that loop only."""
+    shifted = "# a comment line first\n" + PROGRAM
+    assert _run(harness, program, shifted) == {"reused": FUNCTIONS, "typed": 0}
+    split = shifted.replace("\n\ndef fused(", "\n\n\ndef fused(")
+    assert split.count("\n\n\n\ndef fused(") == 1
+    assert _run(harness, program, split) == {"reused": FUNCTIONS - 1, "typed": 1}
+    deleted = split.removeprefix("# a comment line first\n")  # not built before
+    assert _run(harness, program, deleted) == {"reused": FUNCTIONS, "typed": 0}
+
+
+SHIFTED = """\
+import numpy as np
+
+
+def total(n):
+    if n > 2:
+        return n - 1
+    return n
+
+
+def scaled(x: np.ndarray, n: int) -> float:
+    c = 2.0 * n
+    s = 0.0
+    for v in x:
+        s += (v * c if v > 0.5 else v + c) + total(n)
+    return s
+
+
+def counted(n: int) -> int:
+    t = 0
+    for i in range(n):
+        t += i
+    return t
+
+
+def fails(a: np.ndarray, k: int) -> float:
+    s = 0.0
+    for i in range(3):
+        s += a[i + k]
+    return s
+
+
+a = np.linspace(0.0, 1.0, 6)
+print(repr(scaled(a, 3)), counted(4))
+print(repr(fails(a, 0)))
+print(repr(fails(a.tolist(), 9)))
+"""
+
+
+def test_shifted_records_report_the_new_lines(harness: Harness, tmp_path: Path) -> None:
+    """After lines are inserted above them, reused records report the new lines:
+    `ppy explain`'s remarks, the traceback of a call Python runs (a list where the
+    typed loop takes an array), and the typed loop's prologue, `for v in x`, `a if c
+    else b` and inlined helper, which stay fast (the helper's line, which the site
+    checks at run time, moved too)."""
+    folder = write(tmp_path / "proj", {"pyproject.toml": '[project]\nname = "shift"\n'})
+    program = folder / "prog.py"
+
+    def run(source: str) -> tuple[dict[str, int], str, str]:
+        program.write_text(source)
+        want = harness.python(program, env=_env(harness.cache))
+        got = harness.ppy(program, env=_env(harness.cache, PPY_STATS="1"))
+        assert got.returncode == want.returncode == 1, got.stderr
+        assert got.stdout == want.stdout
+        fast = {
+            s.partition(":")[2].partition(".")[0]
+            for s, (n, _) in stats_table(got.stderr).items()
+            if n
+        }
+        assert {"scaled", "fails"} <= fast, got.stderr
+        traceback = _frames(got.stderr, program)  # the program's (not the site's)
+        assert traceback == _frames(want.stderr, program)
+        entry = _entry(harness.cache, program, source)
+        functions = json.loads((entry / "manifest.json").read_text())["functions"]
+        explain = harness.ppy("explain", program, env=_env(harness.cache))
+        assert explain.returncode == 0, explain.stderr
+        return functions, "\n".join(traceback), explain.stdout
+
+    before = run(SHIFTED)
+    assert before[0] == {"reused": 0, "typed": 4}
+    after = run("# one\n# two\n" + SHIFTED)
+    assert after[0] == {"reused": 4, "typed": 0}
+    line = SHIFTED.splitlines().index("        s += a[i + k]") + 1
+    assert f"line {line}, in fails" in before[1]
+    assert f"line {line + 2}, in fails" in after[1]
+    lines = SHIFTED.splitlines()
+    fl = lines.index("def fails(a: np.ndarray, k: int) -> float:") + 1
+    cl = lines.index("        t += i") + 1
+    for text, moved in ((before[2], 0), (after[2], 2)):
+        assert f"function fails (line {fl + moved})" in text
+        assert (
+            f"prog.py:{cl + moved} (counted): typed loops: stays Python: line {cl + moved}:" in text
+        )
+    cold = harness.ppy("explain", program, env=_env(tmp_path / "cold"))
+    assert cold.stdout.split("\n", 1)[1] == after[2].split("\n", 1)[1]  # but hit or miss
+
+
+def _frames(stderr: str, program: Path) -> list[str]:
+    return [ln for ln in stderr.splitlines() if ln.startswith(f'  File "{program}"')]

@@ -28,6 +28,7 @@ _MAX_DEPTH = 8  # helpers calling helpers: deeper is refused (recursion among th
 class InlineForms:
     """Conditional expressions, helper calls, array iteration; mixed into LoopsBuilder."""
 
+    func: ast.FunctionDef
     arrays: dict[str, Any]
     kinds: dict[str, str]
     bounds: dict[str, int]
@@ -42,9 +43,14 @@ class InlineForms:
     used_helpers: set[tuple[str, int]]
     inlining: list[str]
 
+    def _at(self, node: ast.AST) -> str:
+        """A name part unique to where `node` is in the function: its line relative to
+        the function's (the IR is the same wherever the function starts) and column."""
+        return f"{node.lineno - self.func.lineno}.{node.col_offset}"  # type: ignore[attr-defined]
+
     def conditional(self, node: ast.IfExp, assigned: set[str]) -> Typed:
         c = self.condition(node.test, assigned)
-        slot = f"$if@{node.lineno}.{node.col_offset}.{len(self.inlining)}"
+        slot = f"$if@{self._at(node)}.{len(self.inlining)}"
 
         def side(branch: ast.expr) -> Any:  # each side sets the one slot
             inner = set(assigned)
@@ -69,7 +75,7 @@ class InlineForms:
             raise Refused(node, f"{where}: `{f.id}` calls itself")
         body = helper_expression(helper)
         assert body is not None  # module_helpers keeps only those
-        tag = f"@{node.lineno}.{node.col_offset}.{len(self.inlining)}"
+        tag = f"@{self._at(node)}.{len(self.inlining)}"
         names = {p: f"{f.id}.{p}{tag}" for p in params}
         inner = set(assigned)
         for p, arg in zip(params, node.args, strict=True):  # Python's order, each once
@@ -91,7 +97,7 @@ class InlineForms:
             raise Refused(stmt, f"line {stmt.lineno}: iterating a {len(tensor.shape)}-D array")
         if not isinstance(stmt.target, ast.Name):
             raise Refused(stmt, f"line {stmt.lineno}: iterate an array into one name")
-        k = f"$k@{stmt.lineno}.{stmt.col_offset}"
+        k = f"$k@{self._at(stmt)}"
         self.local_names.add(k)
         length = ast.Call(ast.Name("len", ast.Load()), [ast.Name(it.id, ast.Load())], [])
         element = ast.Subscript(ast.Name(it.id, ast.Load()), ast.Name(k, ast.Load()), ast.Load())
