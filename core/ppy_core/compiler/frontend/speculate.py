@@ -380,7 +380,7 @@ def prune(
         others = [leaf for leaf in leaves if not number_leaf(leaf, numbers)]
         defers = view.scope.defers(others) and view.oracle.takes_views(view.array.library)
         if (
-            len(nodes) < MIN_OPERATIONS
+            (len(nodes) < MIN_OPERATIONS and not all(_surely_array(x, view) for x in leaves))
             or not (defers or in_python_order(tree, conv, operands, numbers))
             or any(view.expr(leaf, conv) is UNKNOWN for leaf in leaves)
         ):
@@ -394,6 +394,28 @@ def prune(
                 deferred.update(id(leaf) for leaf in others if not isinstance(leaf, ast.Name))
             _bound(leaves, early, numbers, bounded)
     return deferred
+
+
+def _surely_array(leaf: ast.expr, view: SpeculativeTyper) -> bool:
+    """A leaf that is an array of the assumed library without guessing: typed so, or a
+    name bound once to a basic view of a name typed so (a specialization's parameter:
+    `x = pos[:, 0:1]`), or such a name's `.T`. A tree of one operation over such leaves
+    is kept (MIN_OPERATIONS guards scalar code from paying a guard, which this is not;
+    a site's call costs less than a ufunc's at small sizes: nbody's `x.T - x`)."""
+    assert view.scope is not None
+    assert view.array is not None
+    library = view.array.library
+    if isinstance(leaf, ast.Attribute) and leaf.attr == "T":
+        leaf = leaf.value
+    typed = Typer.expr(view, leaf, {})
+    if isinstance(typed, TensorType):
+        return typed.library == library
+    value = view.scope.assigned.get(leaf.id) if isinstance(leaf, ast.Name) else None
+    if value is None or view_of(value) is None:
+        return False
+    assert isinstance(value, ast.Subscript)
+    base = Typer.expr(view, value.value, {})
+    return isinstance(base, TensorType) and base.library == library
 
 
 def _bound(leaves: list[ast.expr], early: set[int], numbers: frozenset[str], out: Bounds) -> None:

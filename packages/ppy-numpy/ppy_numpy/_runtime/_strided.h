@@ -484,9 +484,39 @@ static int run_rows(SiteObject *s, strided_plan *p,
     return nan ? -2 : flags;
 }
 
+/* An operand the same on every row whose row is strided (`x.T` of a column view
+   `x = pos[:, 0:1]`, beside `x`: an outer difference) is gathered once into a
+   contiguous row, which every row then reads in place: one gather, not one a row, and
+   the rows entry may run all rows in one call. The same values in the same operand
+   order (what NumPy's order and the NaN rules were decided on stays: `order`). The
+   copies go into `held` (freed by the caller); 0, or -1 out of memory. */
+static int gather_once(const SiteObject *s, strided_plan *p, char **bases, char **held) {
+    int nd = p->nd, isz = site_itemsize(s);
+    npy_intp L = p->shape[nd - 1];
+    for (int k = 0; k < p->na; k++) {
+        npy_intp st = p->strides[k][nd - 1];
+        int same_rows = nd > 1 && st != isz && st != 0;
+        for (int d = 0; same_rows && d < nd - 1; d++) same_rows = p->strides[k][d] == 0;
+        if (!same_rows) continue;
+        held[k] = PyMem_RawMalloc((size_t)(L * isz));
+        if (held[k] == NULL) return -1;
+        gather_items(held[k], bases[k], st, L, isz);
+        bases[k] = held[k];
+        p->strides[k][nd - 1] = isz;
+    }
+    return 0;
+}
+
 /* Run the map kernel of `s` over `p` into the C-ordered `out` (see `run_rows`). */
-static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const double *scalars, char *out,
+static int run_strided(SiteObject *s, strided_plan *p, char *const *given, const double *scalars, char *out,
                        int order) {
+    char *bases[MAXARGS], *held[MAXARGS] = {NULL};
+    memcpy(bases, given, sizeof(char *) * (size_t)p->na);
+    if (gather_once(s, p, bases, held) < 0) {
+        for (int k = 0; k < p->na; k++) PyMem_RawFree(held[k]);
+        PyErr_NoMemory();
+        return -1;
+    }
     double ext[2 * MAXARGS + 3];
     int splat = s->splat != NULL && splat_entry(s, p, scalars, ext);
     strided_job job = {s, p, bases, scalars, out, order, splat ? ext : NULL, 0};
@@ -499,5 +529,7 @@ static int run_strided(SiteObject *s, strided_plan *p, char *const *bases, const
     }
     s->splat_calls += splat;
     s->rows_calls += job.rows;
-    return run_rows(s, p, strided_rows, &job);
+    int flags = run_rows(s, p, strided_rows, &job);
+    for (int k = 0; k < p->na; k++) PyMem_RawFree(held[k]);
+    return flags;
 }
