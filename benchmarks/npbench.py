@@ -173,9 +173,10 @@ def answer(fn: Callable[..., Any], args: list[Any]) -> tuple[Any, list[Any]]:
 
 def site_counts(path: Path, module: ModuleType) -> tuple[int, int]:
     """(expression sites, function sites: typed loops, regions) compiled for what the
-    kernel's call ran: the module's own (a cache hit here), except that a function the
-    call ran through specializations (observed signatures) counts theirs instead of its
-    generic sites, as the annotated copy, which has none, counts its typed ones."""
+    kernel's call ran, each place of the source once: the module's own (a cache hit
+    here), except that a function the call ran through specializations (observed
+    signatures) counts theirs instead of its generic sites, as the annotated copy,
+    which has none, counts its typed ones."""
     from ppy_core.cache.records import project_root
     from ppy_core.cache.store import Cache
     from ppy_core.compiler.cached import compile_file, load_manifest
@@ -188,14 +189,17 @@ def site_counts(path: Path, module: ModuleType) -> tuple[int, int]:
             if why.startswith("specialized (") and (entry := cache.lookup(why[13:-1])):
                 manifests[why] = load_manifest(entry)
     specialized = {str(m["specialization"]["function"]) for k, m in manifests.items() if k}
-    counts = [0, 0]
+    # a place of the source once, however many signatures compiled it (relu of rank 2
+    # and of rank 4 is one site, as the annotated copy's one relu of any rank)
+    places: tuple[set[Any], set[Any]] = (set(), set())
     for key, manifest in manifests.items():
         for i, kind in enumerate(("expr_sites", "function_sites")):
-            counts[i] += sum(
-                r.get("unit") is not None and (bool(key) or r.get("function") not in specialized)
+            places[i].update(
+                (r.get("function"), r.get("line"), r.get("col"), r.get("text"))
                 for r in manifest.get(kind, [])
+                if r.get("unit") is not None and (bool(key) or r.get("function") not in specialized)
             )
-    return counts[0], counts[1]
+    return len(places[0]), len(places[1])
 
 
 def time_round_robin(
