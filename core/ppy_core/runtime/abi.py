@@ -134,10 +134,14 @@ class KernelUnit:
         nan_ok: bool = False,
         fingerprint: str = "",
     ) -> None:
-        signature = (kind, leaves, loops)
-        if type(loops) is not tuple or type(leaves) is not str or signature not in _CHECKED:
+        signature: tuple[Any, ...] | None = (kind, leaves, loops)
+        try:
+            known = signature in _CHECKED
+        except TypeError:  # a field that does not hash (loops as lists): checked each time
+            known, signature = False, None
+        if not known:
             check_signature(kind, leaves, loops)
-            if type(loops) is tuple and type(leaves) is str:  # hashable: checked once
+            if signature is not None:
                 _CHECKED.add(signature)
         put = object.__setattr__
         put(self, "symbol", symbol)
