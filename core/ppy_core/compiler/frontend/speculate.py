@@ -16,9 +16,12 @@ counters (`for i in range(...)`, `enumerate`) and locals assigned once from thos
 
 What keeps Python's semantics: a speculative tree holds at least MIN_OPERATIONS
 operations (one ufunc call gains nothing from fusion, and `i + 1` in scalar code must
-not pay a guard), and after its first operation every leaf Python evaluates is a plain
-name or a literal: on the fallback path an operator of an unknown object may raise or
-have effects, so a call or attribute read after it would run out of Python's order. A
+not pay a guard), unless every leaf is surely an array (`_surely_array`: typed, or a
+name bound once to a basic view of a typed one, `x = pos[:, 0:1]` in a specialization,
+or its `.T`: the site's call then costs less than the ufunc's), and after its first
+operation every leaf Python evaluates is a plain name or a literal: on the fallback
+path an operator of an unknown object may raise or have effects, so a call or
+attribute read after it would run out of Python's order. A
 tree whose every leaf is a name or a basic view of a steady name passes the names and
 lets the runtime take the views (`views.py`): those views may come anywhere.
 The core names no library: the type comes from the plugin, the library from its type.
