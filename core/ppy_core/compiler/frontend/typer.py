@@ -90,12 +90,15 @@ class Typer:
         return self.annotation(arg.annotation)
 
     def python_float(self, arg: ast.arg, described: tuple[Any, ...] | None = None) -> bool:
-        """Whether the parameter is surely a Python float (the number leaves of
-        `speculate.number_leaf`), the one place it is decided: annotated `float`, as the
-        typed sites read it (they evaluate `2 * dx` of an annotated `dx: float` before
-        the operations around it), else, a specialization, the call gave a Python float
-        (`described`, which the dispatcher checks per call). A NumPy float64 scalar is
-        not one: its division warns where Python's raises."""
+        """Whether the parameter is a float for the number leaves of
+        `speculate.number_leaf` (`2 * dx` read before the tree's operations), the one
+        place it is decided: annotated `float`, as the typed sites already read it
+        (they evaluate such a leaf of an annotated `dx: float` early too), else, a
+        specialization, the call gave a Python float (`described`, which the dispatcher
+        checks per call; a NumPy float64 there is no number). An annotated float may be
+        NumPy's float64 at run time (NPBench passes gemm's alpha so): its leaf warns or
+        raises under `np.errstate` as Python's statement does, once (the division and
+        power tests, `safe_tests`, send a zero divisor or a huge base to Python)."""
         if arg.annotation is None:
             return described is not None and described[:1] == ("float",)
         return self.in_module_scope(self.qualname, arg.annotation) == "builtins.float"
