@@ -34,6 +34,9 @@ F64 = "npt.NDArray[np.float64]"
 F32 = "npt.NDArray[np.float32]"
 C128 = "npt.NDArray[np.complex128]"
 I32 = "npt.NDArray[np.int32]"
+# resnet's helpers take the float32 input and, after its first float64 convolution
+# (np.zeros' default dtype), float64 arrays too: either, as Python would say it
+F32_OR_F64 = f"{F32} | {F64}"
 
 
 def _same(kind: str, *names: str) -> dict[str, str]:
@@ -160,9 +163,9 @@ HELPERS: dict[str, dict[str, dict[str, str]]] = {
     },
     "nussinov": {"match": _same("np.int32", "b1", "b2")},
     "resnet": {
-        "relu": {"x": F32},
-        "conv2d": _same(F32, "input", "weights"),
-        "batchnorm2d": {"x": F32, "eps": "float"},
+        "relu": {"x": F32_OR_F64},
+        "conv2d": {"input": F32_OR_F64, "weights": F32},
+        "batchnorm2d": {"x": F32_OR_F64, "eps": "float"},
     },
 }
 

@@ -4,12 +4,12 @@ import numpy.typing as npt
 import numpy as np
 
 
-def relu(x: npt.NDArray[np.float32]):
+def relu(x: npt.NDArray[np.float32] | npt.NDArray[np.float64]):
     return np.maximum(x, 0)
 
 
 # Deep learning convolutional operator (stride = 1)
-def conv2d(input: npt.NDArray[np.float32], weights: npt.NDArray[np.float32]):
+def conv2d(input: npt.NDArray[np.float32] | npt.NDArray[np.float64], weights: npt.NDArray[np.float32]):
     K = weights.shape[0]  # Assuming square kernel
     N = input.shape[0]
     H_out = input.shape[1] - K + 1
@@ -30,7 +30,7 @@ def conv2d(input: npt.NDArray[np.float32], weights: npt.NDArray[np.float32]):
 
 
 # Batch normalization operator, as used in ResNet
-def batchnorm2d(x: npt.NDArray[np.float32], eps: float=1e-5):
+def batchnorm2d(x: npt.NDArray[np.float32] | npt.NDArray[np.float64], eps: float=1e-5):
     mean = np.mean(x, axis=0, keepdims=True)
     std = np.std(x, axis=0, keepdims=True)
     return (x - mean) / np.sqrt(std + eps)
