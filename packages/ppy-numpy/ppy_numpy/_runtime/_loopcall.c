@@ -163,8 +163,11 @@ static PyObject *loopcall_vectorcall(PyObject *self, PyObject *const *args, size
     code = fn(packed, out);
     Py_END_ALLOW_THREADS
     /* 5: the function returned before running anything (an array updated in place
-     * whose layout it does not reproduce): the site runs Python and counts why */
-    if (code == 5) return to_site(s, args, nargsf, kw);
+     * whose layout it does not reproduce); 6: it left the call to Python having
+     * written no array but those it made (the functions called here make none: a
+     * masked mean NumPy answers its own way, a temporary malloc could not give): the
+     * site runs Python and counts why (its run of the function answers 6 again) */
+    if (code == 5 || code == 6) return to_site(s, args, nargsf, kw);
     s->fast++;
     if (code == 0 && out[4] == 0) return box(s, out);
     /* an exception to raise or NumPy warnings to give: the site's Python does it */
