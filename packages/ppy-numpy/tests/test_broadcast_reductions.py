@@ -149,7 +149,7 @@ def test_large_broadcasts_and_threads(pair: Pair) -> None:
     from ppy_numpy._runtime import num_threads, set_num_threads
 
     rng = np.random.default_rng(3)
-    a, b, c = rng.standard_normal((800, 700)), rng.standard_normal(700), rng.random((800, 1))
+    a, b, c = rng.standard_normal((1250, 820)), rng.standard_normal(820), rng.random((1250, 1))
     before = num_threads()
     try:
         for threads in (1, 2):

@@ -7,7 +7,8 @@ Every call is compared with plain Python's bit for bit (values, dtype, shape, wa
 and exceptions), over rows of 0, 1, 7, 128, 129 and 1000 elements (NumPy's pairwise
 sum: sequential below 8, eight accumulators up to 128, halves above) with NaN, inf,
 -0.0, subnormal and huge values; the fast path is asserted wherever nothing hands the
-call back to NumPy (a NaN or a zero extremum, an FP flag NumPy reports, an empty row).
+call back to NumPy (a NaN or a zero extremum, an FP flag NumPy reports, an empty row,
+rows of one element, which NumPy copies faster than a call a row).
 """
 
 from __future__ import annotations
@@ -96,7 +97,11 @@ def _array(rng: np.random.Generator, shape: tuple[int, ...], dtype: type) -> np.
 def test_rows_of_every_length_take_the_fast_path(pair: Pair, dtype: type, length: int) -> None:
     x = _array(np.random.default_rng(length), (3, 2, length), dtype)
     for function in (*FUNCTIONS, "softmax"):
-        assert compare(pair, function, x, all="ignore") >= 1, function
+        fast = compare(pair, function, x, all="ignore")
+        if length == 1 and function != "softmax":  # softmax's maps stay fast
+            assert fast == 0, function  # rows of one element: NumPy's copy (issue 28)
+        else:
+            assert fast >= 1, function
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -133,7 +138,7 @@ def test_special_values_answer_as_numpy(
     ordinary = not specials
     for function in (*FUNCTIONS, "softmax"):
         fast = compare(pair, function, x, all=errstate)
-        if ordinary and function != "softmax":  # softmax's exp may overflow: NumPy's
+        if ordinary and function != "softmax" and length > 1:  # softmax's exp may overflow
             assert fast == 1, function
 
 
@@ -176,11 +181,12 @@ def test_what_stays_numpys(pair: Pair) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rows_split_over_threads_keep_the_bits(pair: Pair, dtype: type) -> None:
-    """Past the rows' threading threshold (500,000 elements) the rows split over the
-    pool; each row is still reduced alone, so the bits are one thread's."""
+    """Past the rows' threading thresholds (1e6 elements for a sum, 4e6 for a max/min)
+    the rows split over the pool; each row is still reduced alone, so the bits are one
+    thread's."""
     from ppy_numpy._runtime import num_threads, set_num_threads
 
-    x = _array(np.random.default_rng(11), (4100, 129), dtype)
+    x = _array(np.random.default_rng(11), (31100, 129), dtype)
     before = num_threads()
     try:
         for threads in (1, 2):

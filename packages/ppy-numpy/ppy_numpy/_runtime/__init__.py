@@ -36,19 +36,24 @@ __all__ = [
 #: "Where a second thread pays off"): the first size where 2 threads beat 1 by 10% or
 #: more, there and above. Waking the second thread costs tens of µs there (a VM), so
 #: memory-bound loops pay off late. `prod` stays serial (its order is sequential).
+#: Reductions (benchmarks/reductions.py --threads, benchmarks/results/reductions.md: one vs
+#: two, quiet machine): a sum of 5e5 took 0.86x NumPy's time on one thread, 1.01x on
+#: two; from 1e6 two win. A max/min (one vrange a vector) of 1e6 float64 took 0.96x
+#: on one, 1.58x on two, float32 rows of 1e6 0.88x vs 1.34x; from 4e6 two win or tie.
 PAR_THRESHOLD: dict[str, int] = {
     "map": 200_000,
     "map_bool": 200_000,
-    "sum": 500_000,
-    "mean": 500_000,
-    "max": 500_000,
-    "min": 500_000,
+    "sum": 1_000_000,
+    "mean": 1_000_000,
+    "max": 4_000_000,
+    "min": 4_000_000,
     "prod": -1,
     # rows along the last axis split by rows (as memory-bound as a whole reduction)
-    **dict.fromkeys(
-        (f"{op}_{extent}" for op in ("sum", "max", "min") for extent in ("rows", "rows_keep")),
-        500_000,
-    ),
+    **{
+        f"{op}_{extent}": 1_000_000 if op == "sum" else 4_000_000
+        for op in ("sum", "max", "min")
+        for extent in ("rows", "rows_keep")
+    },
 }
 #: kernels that call NumPy loops (transcendentals) are compute-bound: split earlier
 PAR_THRESHOLD_LOOPS = 10_000
