@@ -407,7 +407,9 @@ def _extremum_range(ke: KernelEmit, src: dict[int, str], count: str, acc: list[s
     vm, vn = carried[0], carried[1]
     for c in range(1, chains):  # the chains' values are numbers: any order
         vm, vn = (
-            update(w, carried[2 * c], vm, vn)[0],
+            _ranged(em, ranged, vt, spec.reduce, carried[2 * c], vm)
+            if ranged  # no NaN compare: the chains' flags hold their NaNs
+            else update(w, carried[2 * c], vm, vn)[0],
             em.assign(f"or {bt} {vn}, {carried[2 * c + 1]}"),
         )
     i, (vm, vn) = em.counted_loop(i, vlimit(w), w, [(vt, vm), (bt, vn)], step(w))
