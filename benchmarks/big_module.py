@@ -16,7 +16,8 @@ Measured in fresh processes, timed from the outside, each in a fresh cache
     python FILE      plain Python (a script: its bytecode is compiled every run)
     runpy            the same module run from cached bytecode (the fair baseline)
     cold             `ppy FILE` with an empty cache
-    warm             `ppy FILE` again (a cache hit; best of --rounds)
+    warm             `ppy FILE` again (a cache hit), in turn with runpy: best of
+                     --rounds each, and the median of the paired differences
     edit             one constant of one NumPy function changed, then `ppy FILE`
     insert           then a comment line inserted at the top (every function moves
                      down a line; its record is reused, its lines rebased), `ppy FILE`
@@ -34,6 +35,7 @@ import os
 import platform
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -105,15 +107,6 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
     return elapsed, done.stdout
 
 
-def best(argv: list[str], env: dict[str, str], cwd: Path, rounds: int) -> tuple[float, float]:
-    """(least wall seconds, least CPU seconds) of `rounds` runs of `argv`."""
-    walls, cpus = [], []
-    for _ in range(rounds):
-        walls.append(timed(argv, env, cwd)[0])
-        cpus.append(LAST_CPU[0])
-    return min(walls), min(cpus)
-
-
 def measure(functions: int, distinct: bool, rounds: int) -> dict[str, float]:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ppy-big-module-") as tmp:
@@ -138,7 +131,6 @@ def measure(functions: int, distinct: bool, rounds: int) -> dict[str, float]:
             "import runpy; runpy.run_module('big', run_name='__main__')",
         ]
         timed(imported, env, folder)
-        import_s, import_cpu = best(imported, env, folder, rounds)
         _, want = timed([sys.executable, str(path)], env, folder)
         cold_s, got = timed([PPY, str(path)], env, folder)
         if got != want:
@@ -146,12 +138,17 @@ def measure(functions: int, distinct: bool, rounds: int) -> dict[str, float]:
         # a start seconds after the compile finds the entry's files "racily" new (its
         # remembered checks are not trusted yet, `cache.records`): time the steady state
         time.sleep(RACY_S)
-        warm, warm_cpu = [], []
+        # runpy and warm ppy in turn, so a drift in the machine's speed hits both alike
+        runs: dict[str, list[float]] = {"import": [], "import_cpu": [], "warm": [], "warm_cpu": []}
         for _ in range(rounds):
-            warm.append(timed([PPY, str(path)], env, folder))
-            warm_cpu.append(LAST_CPU[0])
-        if any(out != want for _, out in warm):
-            raise SystemExit("a warm ppy run printed something else than python")
+            runs["import"].append(timed(imported, env, folder)[0])
+            runs["import_cpu"].append(LAST_CPU[0])
+            wall, out = timed([PPY, str(path)], env, folder)
+            if out != want:
+                raise SystemExit("a warm ppy run printed something else than python")
+            runs["warm"].append(wall)
+            runs["warm_cpu"].append(LAST_CPU[0])
+        gaps = sorted(w - i for w, i in zip(runs["warm"], runs["import"], strict=True))
         text = path.read_text()
         edited, count = re.subn(
             r"(def f0\(.*\n    t = a \* )([0-9.]+)", r"\g<1>9.75", text, count=1
@@ -169,11 +166,12 @@ def measure(functions: int, distinct: bool, rounds: int) -> dict[str, float]:
             raise SystemExit(f"shifted ppy printed {got!r}, python {want_edited!r}")
     return {
         "python": python_s,
-        "import": import_s,
+        "import": min(runs["import"]),
         "cold": cold_s,
-        "warm": min(s for s, _ in warm),
-        "import_cpu": import_cpu,
-        "warm_cpu": min(warm_cpu),
+        "warm": min(runs["warm"]),
+        "import_cpu": min(runs["import_cpu"]),
+        "warm_cpu": min(runs["warm_cpu"]),
+        "gap_median": statistics.median(gaps),
         "edit": edit_s,
         "insert": insert_s,
         "lines": float(len(text.splitlines())),
@@ -204,7 +202,8 @@ def table(functions: int, distinct: bool, times: dict[str, float]) -> str:
         "| --- | --- | --- |",
         *(f"| {name} | {s:.2f} | {target} |" for name, s, target in rows),
         "",
-        f"warm start: {warm_ms:+.0f} ms over Python with its bytecode cached (wall; CPU "
+        f"warm start: {warm_ms:+.0f} ms over Python with its bytecode cached (best of each; "
+        f"median of the paired runs' differences {times['gap_median'] * 1000:+.0f} ms; CPU "
         f"time: {(times['warm_cpu'] - times['import_cpu']) * 1000:+.0f} ms, Python "
         f"{times['import_cpu']:.2f} s, ppy {times['warm_cpu']:.2f} s); edit / cold: "
         f"{times['edit'] / times['cold']:.2f}; insert / cold: "
