@@ -10,10 +10,13 @@ np.outer(u2, v2)` is one pass over `A` where NumPy makes three temporaries.
 
 The view means what the call means only for the operand's type (`np.outer` ravels an
 array of rank 2, where `u[:, None]` would not). So an operand is taken only where its
-type is proven on every call: a parameter of a specialization (the dispatcher checks
-each call's signature exactly, rank included) that the body never rebinds. Anything
-else keeps the call the library's. A view of a parameter runs nothing of the program,
-so taking it before the tree's other leaves changes no order.
+type is proven on every call: a parameter that the body never rebinds, of a
+specialization (the dispatcher checks each call's signature exactly, rank included)
+or annotated with its rank (`ppy.Shape`): the site then runs only where
+`runtime.ranked.rank_is` holds of it (`rank_test`, the dispatcher's own description),
+else Python's statement. Anything else keeps the call the library's. A view of a
+parameter runs nothing of the program, so taking it before the tree's other leaves
+changes no order.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 
 from ppy_core.ir.types import UNKNOWN, TensorType, Type
 
+RANK = "__ppy_rank__"  # `runtime.ranked.rank_is` in a rewritten module
+
 
 def implied_views(
     operands: Sequence[ast.expr],
@@ -33,7 +38,8 @@ def implied_views(
 ) -> list[ast.expr] | None:
     """The operands with each implied view made a `Subscript` of its name, or None
     when one with a view is no parameter whose type is `proven` (a specialization's
-    described types) and still that type where it is read (`env`: never rebound)."""
+    described types, an annotation's rank) and still that type where it is read
+    (`env`: never rebound)."""
     if len(views) != len(operands):
         return None
     out: list[ast.expr] = []
@@ -44,13 +50,31 @@ def implied_views(
         if not isinstance(operand, ast.Name):
             return None
         t = proven.get(operand.id)
-        if not isinstance(t, TensorType) or env.get(operand.id, UNKNOWN) != t:
+        if not isinstance(t, TensorType) or t.shape is None or env.get(operand.id, UNKNOWN) != t:
             return None
         view = _subscript(operand, index)
         if view is None:
             return None
         out.append(view)
     return out
+
+
+def ranked_parameters(params: Mapping[str, Type], annotated: set[str]) -> dict[str, Type]:
+    """The annotated parameters whose annotation says their rank (`ppy.Shape`)."""
+    return {
+        name: t
+        for name, t in params.items()
+        if name in annotated and isinstance(t, TensorType) and t.shape is not None
+    }
+
+
+def rank_test(name: str, t: Type) -> ast.expr:
+    """`__ppy_rank__(name, <rank>)`: the per-call test of an annotated rank
+    (`runtime.ranked.rank_is`, imported so by the rewrite)."""
+    assert isinstance(t, TensorType)
+    assert t.shape is not None
+    args: list[ast.expr] = [ast.Name(name, ast.Load()), ast.Constant(len(t.shape))]
+    return ast.Call(ast.Name(RANK, ast.Load()), args, [])
 
 
 def view_type(t: Type) -> Type:
@@ -83,4 +107,4 @@ def _subscript(name: ast.Name, index: tuple[Any, ...]) -> ast.Subscript | None:
     return view
 
 
-__all__ = ["implied_views", "view_type"]
+__all__ = ["RANK", "implied_views", "rank_test", "ranked_parameters", "view_type"]

@@ -14,7 +14,12 @@ from ppy_core.compiler.frontend.classes import module_classes
 from ppy_core.compiler.frontend.contain import contained
 from ppy_core.compiler.frontend.decorators import DecoratorSite, FunctionOptions, read_decorator
 from ppy_core.compiler.frontend.described import described_types
-from ppy_core.compiler.frontend.implied import implied_views, view_type
+from ppy_core.compiler.frontend.implied import (
+    implied_views,
+    rank_test,
+    ranked_parameters,
+    view_type,
+)
 from ppy_core.compiler.frontend.loops import offer_loops
 from ppy_core.compiler.frontend.masked import Masked
 from ppy_core.compiler.frontend.masked import admits as masked_admits
@@ -194,6 +199,10 @@ class SiteFinder:
         # id(a view an op implies) -> (it, its type) (implied.py); holding each view keeps
         # its id from being reused by another node
         self.implied: dict[int, tuple[ast.Subscript, Type]] = {}
+        # the function's parameters annotated with their rank (implied.py), and
+        # id(a view of one) -> the per-call test of that rank its site runs under
+        self.ranked: dict[str, Type] = {}
+        self.rank_tests: dict[int, ast.expr] = {}
         # the module's classes (name -> "module.Class", and their types) and the types of
         # the names it binds once: `run` reads them before typing any function
         self.local_names: Mapping[str, str] = {}
@@ -244,12 +253,14 @@ class SiteFinder:
             self.memo.keep(self, stmt, mark)
 
     def module_statement(self, stmt: ast.stmt, typer: Typer) -> None:
+        self.ranked = {}  # no function's parameters
         self.statements("<module>", [stmt], typer, FunctionOptions(self.default_opt))
 
     def module_names(self, tree: ast.Module, typer: Typer) -> dict[str, Type]:
         """Types of module names bound exactly once, by a top-level `name = value`
         (`a = np.ones(n)`). They are hints, as every type here: the run-time guard
         checks what a site assumed, so a name rebound from elsewhere only falls back."""
+        self.ranked = {}  # no function's parameters
         for name, value in single_assignments(tree).items():
             conv: dict[int, Converge] = {}
             self.converge(value, typer, conv)
@@ -315,6 +326,8 @@ class SiteFinder:
             self.remark(func.name, func, f"opt level {opts.opt}: no sites compiled")
             return
         params = self.parameters(func, typer)
+        every = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+        self.ranked = ranked_parameters(params, {a.arg for a in every if a.annotation})
         # a function whose decorator calls it its own way (`@jax.jit`) or `@ppy.jax` is
         # offered whole at opt 2 too (a plugin exporting it needs no opt level)
         offered = opts.opt >= 3 or bool(opts.calls) or "ppy.jax" in opts.decorators
@@ -588,6 +601,9 @@ class SiteFinder:
                 if id(leaf) in self.implied:
                     site.leaf_types[i] = self.implied[id(leaf)][1]
                     site.assumed = tuple(k for k in site.assumed if k != i)
+            # an annotated rank an implied view needs is tested first, per call
+            ranks = {ast.dump(t): t for v in site.implied if (t := self.rank_tests.get(id(v)))}
+            site.tests = [*ranks.values(), *site.tests]
         if store is not None:
             self.stores(function, store, root, conv, typer, new)
             if store.form != ASSIGN and not any(s.store is store for s in new):
@@ -674,12 +690,16 @@ class SiteFinder:
             picked = answer.operands
             operands = operands if picked is None else [operands[i] for i in picked]
             if answer.views is not None:  # `np.outer(u, v)`: `u[:, None] * v[None, :]`
-                viewed = implied_views(operands, answer.views, self.observed, typer.env)
+                proven = {**self.ranked, **self.observed}
+                viewed = implied_views(operands, answer.views, proven, typer.env)
                 if viewed is None:
                     return
                 for view, operand in zip(viewed, operands, strict=True):
                     if isinstance(view, ast.Subscript) and view is not operand:
                         self.implied[id(view)] = (view, view_type(typer.expr(operand, conv)))
+                        name = view.value.id  # type: ignore[attr-defined]
+                        if name in self.ranked and name not in self.observed:
+                            self.rank_tests[id(view)] = rank_test(name, self.ranked[name])
                 operands = viewed
             conv[id(node)] = answer
             self.operands[id(node)] = operands

@@ -18,6 +18,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from types import CodeType
 
+from ppy_core.compiler.frontend.implied import RANK
 from ppy_core.compiler.frontend.sites import ExprSite, FunctionSite
 from ppy_core.compiler.frontend.stores import ASSIGN, BUILTINS, NAME, OPERATOR, key_value
 from ppy_core.compiler.frontend.views import counter_argument, counters_of
@@ -26,6 +27,7 @@ from ppy_core.runtime.module import FALLBACK_MARK, FRESH
 BIND = "__ppy_bind__"
 
 
+RANK_MODULE = "ppy_core.runtime.ranked"  # `rank_is`, the test of an annotated rank
 PREFIX = "__ppy_"  # a module's own names; a specialization's carry its own prefix
 
 
@@ -305,6 +307,10 @@ def rewrite_module(
         names = [ast.alias("builtins", BUILTINS), ast.alias("operator", OPERATOR)]
         module.body.insert(prelude_at, ast.copy_location(ast.Import(names), anchor))
         made.append(module.body[prelude_at])
+    if any(_tests_rank(site) for _i, site in expr_sites):  # an annotated rank's test
+        ranked = ast.ImportFrom(RANK_MODULE, [ast.alias("rank_is", RANK)], 0)
+        module.body.insert(prelude_at, ast.copy_location(ranked, anchor))
+        made.append(module.body[prelude_at])
     if holding is None:
         return ast.fix_missing_locations(module)
     # every node the rewrite made lies in a statement it visited or in the prelude, each
@@ -377,7 +383,14 @@ def _inserted(stmt: ast.stmt) -> bool:
         return isinstance(func, ast.Name) and func.id == BIND
     if isinstance(stmt, ast.Import):
         return [a.asname for a in stmt.names] == [BUILTINS, OPERATOR]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module == RANK_MODULE:
+        return [a.asname for a in stmt.names] == [RANK]
     return False
+
+
+def _tests_rank(site: ExprSite) -> bool:
+    """Whether a site runs under the test of an annotated rank (`implied.rank_test`)."""
+    return any(isinstance(n, ast.Name) and n.id == RANK for t in site.tests for n in ast.walk(t))
 
 
 def _prelude_index(module: ast.Module) -> int:
