@@ -345,8 +345,9 @@ def _why_not(entry: Path) -> str:
 def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
     """Whether a specialization runs more than the generic function does: a typed
     loop, a site where the generic one has none (or has one taking other views:
-    `_fused`), or operands the generic sites' guards refuse (anything but float64
-    arrays of the library they assumed: those
+    `_fused`), none where the generic one has a site (its guard would refuse what the
+    specialization's types know, or it costs), or operands the generic sites' guards
+    refuse (anything but float64 arrays of the library they assumed: those
     the speculative sites take, with all of their tuning, so for such a signature the
     generic function answers). A Python float is refused where they guessed an array
     (`guard: type`), while a specialization types it a float: it gains."""
@@ -354,6 +355,11 @@ def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
         return True
     compiled = {_fused(r) for r in manifest.get("expr_sites", ()) if r.get("unit")}
     if compiled - state.generic_sites:
+        return True
+    # a generic site where the specialization has none: its types say that site's guard
+    # refuses every call (go_fast's `np.tanh(a[i, i])`, an element) or that it costs
+    places = {fused[:2] for fused in compiled}
+    if any(fused[:2] not in places for fused in state.generic_sites):
         return True
     signature = manifest["specialization"].get("signature") or ()
     return not all(_speculated(d, state.generic_libraries) for d in signature if d)

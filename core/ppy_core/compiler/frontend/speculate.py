@@ -42,6 +42,7 @@ from ppy_core.compiler.frontend.typer import Typer, single_assignments
 from ppy_core.compiler.frontend.views import (
     Bound,
     Spans,
+    counter_part,
     counter_spans,
     deferrable,
     steady_names,
@@ -373,6 +374,7 @@ def prune(
     deferred: set[int] = set()
     assert view.scope is not None
     assert view.array is not None
+    _cut_elements(root, conv, operands, view)
     for tree in list(tree_roots(root, conv, operands)):
         nodes = list(tree_nodes(tree, conv, operands))
         leaves = list(tree_leaves(tree, conv, operands))
@@ -419,6 +421,56 @@ def _surely_array(leaf: ast.expr, view: SpeculativeTyper) -> bool:
     assert isinstance(value, ast.Subscript)
     base = Typer.expr(view, value.value, {})
     return isinstance(base, TensorType) and base.library == library
+
+
+def _cut_elements(
+    root: ast.expr, conv: dict[int, Converge], operands: Operands, view: SpeculativeTyper
+) -> None:
+    """Drop from `conv` every node over a leaf that is surely one element of a typed
+    array (`_surely_element`: go_fast's `np.tanh(a[i, i])` in a specialization). Such a
+    leaf is a NumPy scalar on every call, never the array a site would take it for, so
+    its guard would refuse each call until the site retires, and every refusal and
+    retired check costs. Nodes beside it keep their own (smaller) trees."""
+
+    def cut(node: ast.expr) -> bool:  # whether `node`'s tree holds such a leaf
+        if id(node) not in conv:
+            return _surely_element(node, view)
+        below = [cut(operand) for operand in operands[id(node)]]  # every child visited
+        if any(below):
+            del conv[id(node)]
+            return True
+        return False
+
+    for tree in list(tree_roots(root, conv, operands)):
+        cut(tree)
+
+
+def _surely_element(leaf: ast.expr, view: SpeculativeTyper) -> bool:
+    """`a[i, j]` (or a name bound once to it) indexing every axis of an array typed
+    with its rank by an int each (an int literal, a loop counter, `k + 1` of one, or
+    anything `python_int` proves): one element, a scalar whatever the values are."""
+    assert view.scope is not None
+    scope = view.scope
+    if isinstance(leaf, ast.Name) and Typer.expr(view, leaf, {}) is UNKNOWN:
+        leaf = scope.assigned.get(leaf.id, leaf)
+    if not isinstance(leaf, ast.Subscript):
+        return False
+    base = Typer.expr(view, leaf.value, {})
+    if not isinstance(base, TensorType) or base.shape is None:
+        return False
+    parts = leaf.slice.elts if isinstance(leaf.slice, ast.Tuple) else [leaf.slice]
+    return len(parts) == len(base.shape) and all(_int_item(p, view) for p in parts)
+
+
+def _int_item(part: ast.expr, view: SpeculativeTyper) -> bool:
+    """An index item that is surely an int: never a slice, an axis or an array."""
+    assert view.scope is not None
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+        part = part.operand
+    counted = counter_part(part)
+    if counted is not None and counted[0].id in view.scope.counters:
+        return True
+    return view.scope.python_int(part, view)
 
 
 def _bound(leaves: list[ast.expr], early: set[int], numbers: frozenset[str], out: Bounds) -> None:
