@@ -129,6 +129,8 @@ class Typer:
                 return UNKNOWN
         if isinstance(node, ast.Subscript):
             return self._subscripted(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return _either(self._annotation(node.left), self._annotation(node.right))
         name = self.qualname(node)
         if name is None:
             return UNKNOWN
@@ -351,6 +353,22 @@ class Typer:
         if isinstance(reply, Type):
             return reply
         return reply.result if isinstance(reply, Converge) else self.expr(node, conv)
+
+
+def _either(left: Type, right: Type) -> Type:
+    """`A | B` as an annotation: one type if both are, arrays of one element and library
+    of either rank an array of unknown rank (lenet's relu takes rank 4 and rank 2:
+    what its sites assume, the element, each call's guard checks), else Unknown."""
+    if left == right:
+        return left
+    if (
+        isinstance(left, TensorType)
+        and isinstance(right, TensorType)
+        and left.element == right.element
+        and left.library == right.library
+    ):
+        return TensorType(left.element, None, left.library)
+    return UNKNOWN
 
 
 def _constant(node: ast.expr) -> Any:
