@@ -5,7 +5,8 @@ of its axes by an int (a loop counter, `i + 1`, a literal, a name bound once to 
 element) is a NumPy scalar on every call. A site that took it for an array would
 refuse every call at its guard until it retired, and each refusal and retired check
 cost (go_fast 1.11x NumPy). Such trees are cut at that leaf: the nodes above it stay
-Python. A view (`a[i]` of a rank-2 array) is still an array leaf.
+Python. A view (`a[i]` of a rank-2 array) is still an array leaf. Likewise int
+arithmetic of loop counters and ints (`K - i`) is an int, never an array.
 
 Every call is compared with the same source run by NumPy (bits, warnings) and the fast
 path is counted through `ppy.stats()`.
@@ -38,6 +39,13 @@ def corners(a):
     for i in range(a.shape[0] - 1):
         t += np.exp(a[i + 1, 0]) * 2.0 - a[0, i]
     return a + t
+
+
+def powers(R, K, x):
+    t = 0
+    for i in range(K):
+        t += R ** (K - i - 1)
+    return x * 2.0 + x  # t is computed (the loop runs), not returned
 
 
 def row_views(a):
@@ -114,3 +122,14 @@ def test_row_views_stay_array_leaves(pair: Pair) -> None:
         a = random_array(rng, (n, 33), special=0.2)
         c = _both(pair, "row_views", (a,))
         assert c == {"fast": n, "fallback": {}}, (n, c)
+
+
+def test_int_arithmetic_of_counters_is_no_array(pair: Pair) -> None:
+    """stockham_fft's `R ** (K - i - 1)` with `R`, `K` ints (typed so by the call's
+    signature) and `i` a counter: ints, no site whose guard took `K - i` for an array
+    and refused every pass; `x * 2.0 + x` runs fast once a call."""
+    rng = np.random.default_rng(4)
+    for K in (0, 1, 5):
+        x = rng.standard_normal(17)  # no FP flag: x * 2.0 + x stays fast
+        c = _both(pair, "powers", (3, K, x))
+        assert c == {"fast": 1, "fallback": {}}, (K, c)

@@ -137,16 +137,25 @@ class BodyScope:
     def may_assume(self, node: ast.expr, library: str, typer: Typer) -> bool:
         return self._may(node, library, typer, frozenset())
 
-    def python_int(self, node: ast.expr, typer: Typer, seen: frozenset[str] = frozenset()) -> bool:
+    def python_int(
+        self, node: ast.expr, typer: Typer, seen: frozenset[str] = frozenset(), inner: bool = False
+    ) -> bool:
         """Surely a Python int where it is read, whatever the arguments are: `len(...)`,
         an array's `x.shape[k]`, `x.ndim` or `x.size`, `+ - * // %` of such and int
         literals, and names bound once to those. Such a leaf is never guessed an array:
         shape arithmetic would be a site that refuses every call. (A loop counter stays
         untyped, so a tree holding one is none: `rmax * i / npt` in a loop is scalar
-        code whose other leaves are numbers, and a guard would refuse it each time.)"""
+        code whose other leaves are numbers, and a guard would refuse it each time.
+        Inside int arithmetic a counter is an int and so is a name typed one: in a
+        specialization given ints, stockham_fft's `R ** (K - i - 1)` is no site whose
+        guard took `K - i` for an array and refused every pass.)"""
         if isinstance(node, ast.Constant):
             return type(node.value) is int
         if isinstance(node, ast.Name):
+            if node.id in typer.imports:
+                return False
+            if (inner and node.id in self.counters) or Typer.expr(typer, node, {}) == I64:
+                return True
             value = self.assigned.get(node.id)
             if value is None or node.id in seen or node.id in typer.imports:
                 return False
@@ -170,11 +179,11 @@ class BodyScope:
                 and _int_index(node.slice)
             )
         if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
-            return self.python_int(node.left, typer, seen) and self.python_int(
-                node.right, typer, seen
+            return self.python_int(node.left, typer, seen, True) and self.python_int(
+                node.right, typer, seen, True
             )
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-            return self.python_int(node.operand, typer, seen)
+            return self.python_int(node.operand, typer, seen, inner)
         return False
 
     def _may(self, node: ast.expr, library: str, typer: Typer, seen: frozenset[str]) -> bool:
