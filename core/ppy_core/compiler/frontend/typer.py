@@ -84,10 +84,13 @@ class Typer:
     # -- annotations ----------------------------------------------------------
     def parameter(self, arg: ast.arg) -> Type:
         """A parameter's type, the one place it is decided: its annotation's, else
-        (a specialization) what the call's signature said of it, else Unknown."""
-        if arg.annotation is None:
+        (a specialization) what the call's signature said of it, else Unknown. An
+        annotation that types nothing (`f32 array | f64 array`: no one type) leaves the
+        parameter to its signature as if unannotated (the function is specializable)."""
+        annotated = UNKNOWN if arg.annotation is None else self.annotation(arg.annotation)
+        if annotated is UNKNOWN:
             return self.observed.get(arg.arg, UNKNOWN)
-        return self.annotation(arg.annotation)
+        return annotated
 
     def python_float(self, arg: ast.arg, described: tuple[Any, ...] | None = None) -> bool:
         """Whether the parameter is a float for the number leaves of
