@@ -356,13 +356,19 @@ def _gains(manifest: dict[str, Any], state: Specializations) -> bool:
     compiled = {_fused(r) for r in manifest.get("expr_sites", ()) if r.get("unit")}
     if compiled - state.generic_sites:
         return True
-    # a generic site where the specialization has none: its types say that site's guard
-    # refuses every call (go_fast's `np.tanh(a[i, i])`, an element) or that it costs
-    places = {fused[:2] for fused in compiled}
-    if any(fused[:2] not in places for fused in state.generic_sites):
+    if _drops(manifest, state):
         return True
     signature = manifest["specialization"].get("signature") or ()
     return not all(_speculated(d, state.generic_libraries) for d in signature if d)
+
+
+def _drops(manifest: dict[str, Any], state: Specializations) -> bool:
+    """Whether the generic function has a site where the specialization has none: its
+    types say that site's guard refuses every call (go_fast's `np.tanh(a[i, i])`, an
+    element) or that it costs. (A specialization that compiled nothing is not run:
+    the generic function answers, its guards refusing as before.)"""
+    places = {(r["line"], r["col"]) for r in manifest.get("expr_sites", ()) if r.get("unit")}
+    return any(fused[:2] not in places for fused in state.generic_sites)
 
 
 def _fused(record: dict[str, Any]) -> tuple[Any, ...]:

@@ -6,7 +6,8 @@ element) is a NumPy scalar on every call. A site that took it for an array would
 refuse every call at its guard until it retired, and each refusal and retired check
 cost (go_fast 1.11x NumPy). Such trees are cut at that leaf: the nodes above it stay
 Python. A view (`a[i]` of a rank-2 array) is still an array leaf. Likewise int
-arithmetic of loop counters and ints (`K - i`) is an int, never an array.
+arithmetic of loop counters and ints (`K - i`) is an int, and arithmetic over a
+complex literal (`-2j * np.pi * x`) is complex: never a float64 array.
 
 Every call is compared with the same source run by NumPy (bits, warnings) and the fast
 path is counted through `ppy.stats()`.
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _npharness import Pair, call, compile_pair, outcome_difference, random_array
+from _npharness import Pair, call, compile_pair, generic, outcome_difference, random_array
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 
@@ -48,6 +49,13 @@ def powers(R, K, x):
     return x * 2.0 + x  # t is computed (the loop runs), not returned
 
 
+def twiddles(n, x):
+    out = []
+    for i in range(n):
+        out.append(np.exp(-2j * np.pi * x / (i + 1)))
+    return np.array(out)
+
+
 def row_views(a):
     rows = []
     for i in range(a.shape[0]):
@@ -75,11 +83,14 @@ def _counts(pair: Pair, function: str) -> tuple[int, dict[str, int]]:
     return total, falls
 
 
-def _both(pair: Pair, function: str, args: tuple[Any, ...]) -> dict[str, Any]:
-    """The specializing dispatcher and NumPy on `args`: NumPy's outcome bit for bit;
-    the fast build's counters' increase."""
+def _both(
+    pair: Pair, function: str, args: tuple[Any, ...], *, speculative: bool = False
+) -> dict[str, Any]:
+    """The specializing dispatcher (`speculative`: the generic function) and NumPy on
+    `args`: NumPy's outcome bit for bit; the fast build's counters' increase."""
+    fn = generic(pair, function) if speculative else getattr(pair.fast, function)
     fast0, falls0 = _counts(pair, function)
-    got = call(getattr(pair.fast, function), args, all="warn")
+    got = call(fn, args, all="warn")
     fast1, falls1 = _counts(pair, function)
     want = call(getattr(pair.plain, function), args, all="warn")
     assert outcome_difference(got, want) is None, outcome_difference(got, want)
@@ -133,3 +144,16 @@ def test_int_arithmetic_of_counters_is_no_array(pair: Pair) -> None:
         x = rng.standard_normal(17)  # no FP flag: x * 2.0 + x stays fast
         c = _both(pair, "powers", (3, K, x))
         assert c == {"fast": 1, "fallback": {}}, (K, c)
+
+
+def test_complex_arithmetic_is_no_real_array(pair: Pair) -> None:
+    """stockham_fft's `np.exp(-2j * np.pi * x / (i + 1))`: the leaf is complex whatever
+    `x` is: no site refusing every pass, in the generic function (which answers for
+    the specialization too: it compiles nothing)."""
+    rng = np.random.default_rng(5)
+    for n in (1, 4):
+        x = random_array(rng, (9,), special=0.2)
+        for speculative in (True, False):
+            c = _both(pair, "twiddles", (n, x), speculative=speculative)
+            assert c == {"fast": 0, "fallback": {}}, (n, speculative, c)
+    assert not pair.records("twiddles")

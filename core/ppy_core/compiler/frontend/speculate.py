@@ -435,15 +435,18 @@ def _surely_array(leaf: ast.expr, view: SpeculativeTyper) -> bool:
 def _cut_elements(
     root: ast.expr, conv: dict[int, Converge], operands: Operands, view: SpeculativeTyper
 ) -> None:
-    """Drop from `conv` every node over a leaf that is surely one element of a typed
-    array (`_surely_element`: go_fast's `np.tanh(a[i, i])` in a specialization). Such a
-    leaf is a NumPy scalar on every call, never the array a site would take it for, so
+    """Drop from `conv` every node over a leaf that is surely no array of the guessed
+    kind: one element of a typed array (`_surely_element`: go_fast's `np.tanh(a[i, i])`
+    in a specialization), or complex arithmetic where the guess is real
+    (`_complex_literal`). Such a leaf is never the array a site would take it for, so
     its guard would refuse each call until the site retires, and every refusal and
     retired check costs. Nodes beside it keep their own (smaller) trees."""
+    assert view.array is not None
+    real = not _complex(view.array)
 
     def cut(node: ast.expr) -> bool:  # whether `node`'s tree holds such a leaf
         if id(node) not in conv:
-            return _surely_element(node, view)
+            return _surely_element(node, view) or (real and _complex_literal(node))
         below = [cut(operand) for operand in operands[id(node)]]  # every child visited
         if any(below):
             del conv[id(node)]
@@ -480,6 +483,23 @@ def _int_item(part: ast.expr, view: SpeculativeTyper) -> bool:
     if counted is not None and counted[0].id in view.scope.counters:
         return True
     return view.scope.python_int(part, view)
+
+
+def _complex_literal(node: ast.expr) -> bool:
+    """Arithmetic (`+ - * / **`, signs) holding a complex literal among its operands:
+    its value is complex, or an object, or an error, never a real array (stockham_fft's
+    `np.exp(-2j * np.pi * ii_coord[...] / R)`, whose guard refused every pass)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, complex)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        return _complex_literal(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _COMPLEX_OPS):
+        return _complex_literal(node.left) or _complex_literal(node.right)
+    return False
+
+
+def _complex(t: TensorType) -> bool:
+    return isinstance(t.element, ScalarType) and t.element.kind.startswith("c")
 
 
 def _bound(leaves: list[ast.expr], early: set[int], numbers: frozenset[str], out: Bounds) -> None:
@@ -670,6 +690,7 @@ def _negated(node: ast.expr) -> bool:
 
 _INT_ATTRIBUTES = ("ndim", "size")
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+_COMPLEX_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
 
 def _of_value(node: ast.expr, typer: Typer) -> bool:
