@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from layouts import layout_copies
+
+from ppy_numpy.testing import layout_copies
 
 #: any float64: NaNs, infinities, subnormals
 FLOATS = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)

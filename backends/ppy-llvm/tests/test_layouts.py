@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from layouts import ALIGNMENT, layout_copies, layout_of
 from loops_harness import outcome
+
+from ppy_numpy.testing import ALIGNMENT, layout_copies, layout_of
 
 
 def _grid() -> np.ndarray:

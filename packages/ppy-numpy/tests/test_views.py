@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _layouts import layout_copies
 from _npharness import (
     Pair,
     call,
@@ -29,6 +28,8 @@ from _npharness import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+from ppy_numpy.testing import layout_copies
 
 pytestmark = [pytest.mark.needs_llvm, pytest.mark.needs_cc]
 

@@ -8,8 +8,9 @@ in both calls, an out-of-bounds write shows in `buffer_bytes`) and rebuilds the 
 it at the same offset, with the same shape, strides, alignment and writeable flag.
 Arguments sharing a buffer share the copy, so aliasing is kept as well.
 
-`backends/ppy-llvm/tests/layouts.py` is the same module: every distribution's tests
-run on their own (tox.ini), so neither imports the other's.
+Test support for the NumPy plugin and the backends that compile for it (ppy-llvm's
+tests import it too: its tox environment installs ppy-numpy); nothing at run time
+imports it.
 """
 
 from __future__ import annotations
